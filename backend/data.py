@@ -1,0 +1,289 @@
+"""Dataset loaders with validation that names the file, line and field of every problem.
+
+Two input formats, auto-detected per file:
+
+* **project**: JSONL, one question per line (see DESIGN.md), optionally inside a folder with
+  ``questions.jsonl`` and ``sources.json``;
+* **ramdocs**: the RAMDocs JSONL release (``question``, ``documents[{text, type, answer}]``,
+  ``gold_answers``, ``wrong_answers``, ``disambig_entity``); each document becomes its own source.
+
+Problems are collected (not raised one at a time) so a user fixes a file in one pass. Long documents
+are kept whole and reported as a note, never truncated.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from backend.paths import SAMPLE_DATA
+from backend.schema import Dataset, DocLabel, Document, Question, Source
+
+#: Documents longer than this load fine but are reported, since they slow every reader down.
+LONG_DOCUMENT_CHARS = 100_000
+MAX_REPORTED_PROBLEMS = 50
+BUNDLED = ("ramdocs_dev", "multisource", "multisource_beta", "scenarios")
+
+
+@dataclass(frozen=True)
+class Problem:
+    file: str
+    line: int
+    field: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}: {self.field}: {self.message}"
+
+
+class DatasetError(ValueError):
+    """A dataset could not be loaded; ``problems`` lists every problem found."""
+
+    def __init__(self, problems: list[Problem]):
+        self.problems = problems
+        shown = "\n".join(str(p) for p in problems[:5])
+        more = f"\n... and {len(problems) - 5} more" if len(problems) > 5 else ""
+        super().__init__(shown + more)
+
+
+@dataclass
+class _Collector:
+    problems: list[Problem] = field(default_factory=list)
+    notes: list[Problem] = field(default_factory=list)
+
+    def add(self, file: str, line: int, fld: str, message: str) -> None:
+        self.problems.append(Problem(file, line, fld, message))
+
+
+def bundled_datasets() -> dict[str, Path]:
+    """The datasets shipped in ``sample_data/`` that exist in this checkout, by name."""
+    return {name: SAMPLE_DATA / name for name in BUNDLED if (SAMPLE_DATA / name / "questions.jsonl").is_file()}
+
+
+def resolve_paths(path: str | Path) -> tuple[Path, Path | None]:
+    """The questions file and the optional sources.json for a dataset path (file or folder)."""
+    p = Path(path)
+    if p.is_dir():
+        questions = p / "questions.jsonl"
+        if not questions.is_file():
+            raise DatasetError([Problem(str(p), 0, "(folder)", "no questions.jsonl in this folder")])
+        sources = p / "sources.json"
+        return questions, sources if sources.is_file() else None
+    if not p.exists():
+        raise DatasetError([Problem(str(p), 0, "(file)", "no such file or folder")])
+    sibling = p.parent / "sources.json"
+    return p, sibling if p.name == "questions.jsonl" and sibling.is_file() else None
+
+
+def load_dataset(path: str | Path, format: str = "auto", name: str | None = None) -> Dataset:
+    """Load and validate a dataset; raise ``DatasetError`` listing every problem found."""
+    questions_path, sources_path = resolve_paths(path)
+    col = _Collector()
+    sources = _load_sources(sources_path, col) if sources_path else []
+    questions, detected = _load_questions(questions_path, format, col)
+    _check_cross_references(questions, sources, sources_path is not None, str(questions_path), col)
+    if col.problems:
+        extra = len(col.problems) - MAX_REPORTED_PROBLEMS
+        shown = col.problems[:MAX_REPORTED_PROBLEMS]
+        if extra > 0:
+            shown.append(Problem(str(questions_path), 0, "(file)", f"... and {extra} more problems"))
+        raise DatasetError(shown)
+    p = Path(path)
+    return Dataset(name=name or (p.name if p.is_dir() else p.stem), path=str(p),
+                   questions=[q for q, _ in questions], sources=sources, format=detected,
+                   notes=[str(n) for n in col.notes])
+
+
+# --- questions ------------------------------------------------------------------------------------
+
+def _read_lines(path: Path, col: _Collector) -> list[tuple[int, str]]:
+    raw = path.read_bytes()
+    lines: list[tuple[int, str]] = []
+    for lineno, chunk in enumerate(raw.split(b"\n"), start=1):
+        try:
+            text = chunk.decode("utf-8")
+        except UnicodeDecodeError as err:
+            col.add(str(path), lineno, "(line)", f"not valid UTF-8 (byte {err.start} of the line: "
+                    f"{chunk[err.start:err.start + 1]!r}); save the file as UTF-8")
+            continue
+        if text.strip():
+            lines.append((lineno, text.lstrip("\ufeff") if lineno == 1 else text))
+    if not lines and not col.problems:
+        col.add(str(path), 1, "(file)", "empty file: no questions")
+    return lines
+
+
+def _is_ramdocs_row(row: dict[str, Any]) -> bool:
+    docs = row.get("documents")
+    return ("id" not in row and isinstance(docs, list) and bool(docs) and isinstance(docs[0], dict)
+            and "type" in docs[0] and "label" not in docs[0])
+
+
+def _load_questions(path: Path, format: str, col: _Collector) -> tuple[list[tuple[Question, int]], str]:
+    fname = str(path)
+    rows: list[tuple[int, dict[str, Any]]] = []
+    for lineno, text in _read_lines(path, col):
+        try:
+            row = json.loads(text)
+        except json.JSONDecodeError as err:
+            col.add(fname, lineno, "(line)", f"invalid JSON: {err.msg} at column {err.colno}")
+            continue
+        if not isinstance(row, dict):
+            col.add(fname, lineno, "(line)", f"expected a JSON object, got {type(row).__name__}")
+            continue
+        rows.append((lineno, row))
+    detected = format
+    if format == "auto":
+        detected = "ramdocs" if rows and all(_is_ramdocs_row(r) for _, r in rows[:5]) else "project"
+    out: list[tuple[Question, int]] = []
+    for lineno, row in rows:
+        if detected == "ramdocs":
+            row = _from_ramdocs(row, lineno, fname, col)
+            if row is None:
+                continue
+        q = _validate_question(row, lineno, fname, col)
+        if q is not None:
+            out.append((q, lineno))
+    return out, detected
+
+
+def _from_ramdocs(row: dict[str, Any], lineno: int, fname: str, col: _Collector) -> dict[str, Any] | None:
+    """RAMDocs row -> project-format row (labels from ``type``/``answer``; "unknown" means no answer)."""
+    qid = f"q{lineno:04d}"
+    docs = row.get("documents")
+    if not isinstance(docs, list):
+        col.add(fname, lineno, "documents", "missing or not a list")
+        return None
+    converted = []
+    for i, d in enumerate(docs):
+        if not isinstance(d, dict):
+            col.add(fname, lineno, f"documents[{i}]", f"expected an object, got {type(d).__name__}")
+            continue
+        answer = d.get("answer")
+        label = {"type": d.get("type"), "answer": None if answer in (None, "unknown") else answer}
+        converted.append({"id": f"{qid}-d{i + 1}", "text": d.get("text"), "label": label})
+    meta = {k: v for k, v in row.items() if k not in ("question", "documents", "gold_answers", "wrong_answers")}
+    return {"id": qid, "question": row.get("question"), "documents": converted,
+            "gold_answers": row.get("gold_answers", []), "wrong_answers": row.get("wrong_answers", []),
+            "meta": meta}
+
+
+def _validate_question(row: dict[str, Any], lineno: int, fname: str, col: _Collector) -> Question | None:
+    row = dict(row)
+    row.setdefault("id", f"q{lineno:04d}")  # stable id from the line number
+    docs = row.get("documents")
+    if isinstance(docs, list):
+        row["documents"] = [
+            {"id": f"{row['id']}-d{i + 1}", **d} if isinstance(d, dict) and "id" not in d else d
+            for i, d in enumerate(docs)
+        ]
+    try:
+        q = Question.model_validate(row)
+    except ValidationError as err:
+        for e in err.errors():
+            col.add(fname, lineno, _field_path(e["loc"]), _message(e))
+        return None
+    if not q.documents:
+        col.add(fname, lineno, "documents", "empty list: a question needs at least one document")
+    for i, d in enumerate(q.documents):
+        if len(d.text) > LONG_DOCUMENT_CHARS:
+            col.notes.append(Problem(fname, lineno, f"documents[{i}].text",
+                                     f"{len(d.text):,} characters: kept whole (long documents slow the reader)"))
+    return q
+
+
+def _field_path(loc: tuple[Any, ...]) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out or "(line)"
+
+
+def _message(error: dict[str, Any]) -> str:
+    kind, msg = error["type"], error["msg"]
+    if kind == "missing":
+        return "missing (required)"
+    if kind == "extra_forbidden":
+        return "unknown field (put free-form data under 'meta')"
+    if msg.startswith("Value error, "):
+        msg = msg[len("Value error, "):]
+    value = error.get("input")
+    if kind.endswith("_type") or kind == "literal_error":
+        shown = json.dumps(value, ensure_ascii=False)[:60] if not isinstance(value, dict) else "{...}"
+        return f"{msg} (got {shown})"
+    return msg
+
+
+def _check_cross_references(questions: list[tuple[Question, int]], sources: list[Source], have_sources: bool,
+                            fname: str, col: _Collector) -> None:
+    known = {s.name for s in sources}
+    seen_q: dict[str, int] = {}
+    seen_d: dict[str, int] = {}
+    for q, lineno in questions:
+        if q.id in seen_q:
+            col.add(fname, lineno, "id", f"duplicate question id {q.id!r} (first at line {seen_q[q.id]})")
+        seen_q.setdefault(q.id, lineno)
+        for i, d in enumerate(q.documents):
+            if d.id in seen_d:
+                col.add(fname, lineno, f"documents[{i}].id",
+                        f"duplicate document id {d.id!r} (first at line {seen_d[d.id]})")
+            seen_d.setdefault(d.id, lineno)
+            if have_sources and d.source is not None and d.source not in known:
+                col.add(fname, lineno, f"documents[{i}].source",
+                        f"unknown source {d.source!r} (not in sources.json: {', '.join(sorted(known)) or 'empty'})")
+
+
+# --- sources.json ---------------------------------------------------------------------------------
+
+def _load_sources(path: Path, col: _Collector) -> list[Source]:
+    fname = str(path)
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as err:
+        col.add(fname, 1, "(file)", f"not valid UTF-8 (byte {err.start}); save the file as UTF-8")
+        return []
+    try:
+        raw = json.loads(text)
+    except json.JSONDecodeError as err:
+        col.add(fname, err.lineno, "(file)", f"invalid JSON: {err.msg} at column {err.colno}")
+        return []
+    if not isinstance(raw, list):
+        col.add(fname, 1, "(file)", "expected a JSON list of sources: [{\"name\": ..., \"true_reliability\": ...}]")
+        return []
+    out: list[Source] = []
+    names: set[str] = set()
+    for i, entry in enumerate(raw):
+        lineno = _line_of(text, entry.get("name") if isinstance(entry, dict) else None)
+        try:
+            src = Source.model_validate(entry)
+        except ValidationError as err:
+            for e in err.errors():
+                col.add(fname, lineno, f"[{i}]" + (("." + _field_path(e["loc"])) if e["loc"] else ""), _message(e))
+            continue
+        if src.name in names:
+            col.add(fname, lineno, f"[{i}].name", f"duplicate source name {src.name!r}")
+        names.add(src.name)
+        out.append(src)
+    return out
+
+
+def _line_of(text: str, name: Any) -> int:
+    """1-based line of a source entry (found by its name), for error messages."""
+    if isinstance(name, str):
+        pos = text.find(json.dumps(name, ensure_ascii=False))
+        if pos >= 0:
+            return text.count("\n", 0, pos) + 1
+    return 1
+
+
+def to_jsonl(questions: list[Question]) -> str:
+    """Project-format JSONL for questions (used by the sample builder and exports)."""
+    return "".join(q.model_dump_json(exclude_none=True) + "\n" for q in questions)
+
+
+__all__ = ["DatasetError", "Problem", "bundled_datasets", "load_dataset", "to_jsonl",
+           "Dataset", "Document", "DocLabel", "Question", "Source"]

@@ -1,0 +1,268 @@
+"""Raw question pools for the sample builder (``backend/sample.py``): text helpers and candidates.
+
+A :class:`Candidate` is one real question (RAMDocs dev or PoisonedRAG) reduced to a single gold answer,
+its own wrong answers and the passages the raw data gives for each. Answer substitution (RA-RAG §5 /
+TRD-style entity substitution) turns a passage for one answer into a passage for another; every
+substituted passage is checked so that the replaced answer does not leak (ra-rag.md §8.14).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+IDK = "I don't know"
+_NUM = re.compile(r"\d[\d,]*(?:\.\d+)?")
+_WH = ("how many", "how much", "how long", "how old", "who", "whom", "whose", "when", "where", "which",
+       "what", "how")
+_SMALL = {"of", "the", "and", "de", "da", "van", "von", "la", "le", "in", "on", "at", "for", "a", "an"}
+_SKIP = {"is", "was", "are", "were", "the", "a", "an", "does", "did", "do", "of", "type", "kind", "primary",
+         "main", "modern", "day"}
+
+
+# --- text helpers ---------------------------------------------------------------------------------
+
+def _pattern(s: str) -> re.Pattern[str]:
+    # Word-bounded, case-insensitive: "Football" matches "football team" but not "footballer".
+    return re.compile(r"(?<!\w)" + re.escape(s.strip()) + r"(?!\w)", re.IGNORECASE)
+
+
+def norm(s: str) -> str:
+    return " ".join(re.sub(r"[^\w\s]", " ", s.lower()).split())
+
+
+def _cores(answer: str) -> list[str]:
+    """Number tokens of an answer that are distinctive enough to leak it ("3,559" of "3,559 people")."""
+    return [t.rstrip(",") for t in _NUM.findall(answer) if len(t.rstrip(",")) >= 3]
+
+
+def mentions(text: str, answer: str, unless: str = "") -> bool:
+    """Does ``text`` state ``answer`` (whole string, or one of its distinctive numbers that ``unless``
+    does not share: "2018" does not tell "March 23, 2018" from "April 20, 2018")?"""
+    cores = set(_cores(answer)) - set(_cores(unless))
+    return bool(_pattern(answer).search(text)) or any(_pattern(c).search(text) for c in sorted(cores))
+
+
+def substitute(text: str, old: str, new: str) -> str | None:
+    """``text`` with every mention of ``old`` replaced by ``new``; None if ``old`` still leaks or ``new``
+    does not appear (numbers are swapped token by token, so "3,559" in a table follows "3,559 people")."""
+    out = _pattern(old).sub(lambda _: new.strip(), text)
+    old_c, new_c = _cores(old), _cores(new)
+    if len(old_c) == len(new_c):
+        for o, n in zip(old_c, new_c):
+            if o != n:
+                out = _pattern(o).sub(n, out)
+    if out == text or mentions(out, old, unless=new) or not _pattern(new).search(out):
+        return None
+    return out
+
+
+def sentences(text: str) -> list[str]:
+    # Split after . ! ? before a capital, but not after an initial ("A. A. Milne", "U.S.").
+    return [s.strip() for s in re.split(r"(?<=[.!?])(?<!\b[A-Z]\.)\s+(?=[A-Z\"'(])", text) if s.strip()]
+
+
+_JUNK = re.compile(r"\[ ?edit ?\]|\||Wikipedia|Privacy policy|Cookie|Toggle|Retrieved|ISBN", re.IGNORECASE)
+
+
+def readable(passage: str, max_words: int = 60) -> bool:
+    """A passage fit to show alone: 8–60 words, no page furniture, not a table of numbers."""
+    words = passage.split()
+    numeric = sum(bool(re.fullmatch(r"[\W\d]+", w)) for w in words)
+    return 8 <= len(words) <= max_words and not _JUNK.search(passage) and numeric <= 0.25 * len(words)
+
+
+def short_passage(text: str, answer: str) -> str | None:
+    """The sentence stating ``answer`` (plus the next one when very short), for 1–2 sentence passages."""
+    sents = sentences(text)
+    for i, s in enumerate(sents):
+        if not mentions(s, answer):
+            continue
+        passage = f"{s} {sents[i + 1]}" if len(s.split()) < 12 and i + 1 < len(sents) else s
+        if readable(passage):
+            return passage
+    return None
+
+
+def _is_name(answer: str) -> bool:
+    """Title-like answers ("Frank Oz", "Rugby Union") vs common phrases ("gangster thriller")."""
+    words = [w for w in re.findall(r"[^\W\d_][\w'-]*", answer) if w.lower() not in _SMALL]
+    return bool(words) and all(w[0].isupper() for w in words)
+
+
+def question_keys(question: str) -> list[str]:
+    """Answer-type keys, specific to general: the wh-word with its next 3 words, with its next 2 unless they
+    start with a function word, then the bare who/when/where (a type on its own) or, for what/which, the
+    type noun ("what sport is ..." -> "what … sport")."""
+    toks = norm(question).split()
+    for start, t in enumerate(toks):
+        if t in _WH or " ".join(toks[start:start + 2]) in _WH:
+            break
+    else:
+        return []
+    keys = [" ".join(toks[start:start + 4])]
+    if len(toks) > start + 2 and toks[start + 2] not in _SKIP:  # "what sport is", not "what is the"
+        keys.append(" ".join(toks[start:start + 3]))
+    if toks[start] in ("who", "whom", "when", "where"):
+        keys.append(toks[start])
+    elif toks[start] in ("what", "which"):
+        noun = next((w for w in toks[start + 1:] if w not in _SKIP), None)
+        # The type noun follows the wh-word ("what sport is ...") or ends the question ("Jon Hill's profession?").
+        for word in (noun, toks[-1] if toks[-2:-1] == ["s"] else None):
+            if word and word not in ("name", "other"):  # too generic to type an answer
+                keys.append(f"{toks[start]} … {word}")
+    return list(dict.fromkeys(keys))
+
+
+def perturb_number(answer: str, rng: np.random.Generator, k: int) -> list[str]:
+    """Up to ``k`` wrong answers made by changing the answer's last number (years shift by a few years,
+    small counts by a few units, other numbers scale by 0.5–1.9), keeping the words around it."""
+    matches = list(_NUM.finditer(answer))
+    if not matches:
+        return []
+    m = matches[-1]
+    tok = m.group().rstrip(",")
+    value = float(tok.replace(",", ""))
+    is_year = re.fullmatch(r"1\d{3}|20\d{2}", tok) is not None
+    out: list[str] = []
+    for _ in range(50):
+        if is_year:
+            new = int(value) + int(rng.choice([-1, 1])) * int(rng.integers(1, 13))
+            new = min(new, 2024)
+        elif value < 20 and "." not in tok:
+            new = max(1, int(value) + int(rng.choice([-1, 1])) * int(rng.integers(1, 5)))
+        else:
+            f = float(rng.choice([0.5, 0.6, 0.7, 0.8, 1.25, 1.4, 1.6, 1.9]))
+            new = round(value * f, 1) if "." in tok else int(round(value * f * (1 + rng.uniform(-0.05, 0.05))))
+        text = f"{new:,}" if "," in tok else str(new)
+        cand = answer[:m.start()] + text + answer[m.start() + len(tok):]
+        if norm(cand) != norm(answer) and cand not in out:
+            out.append(cand)
+        if len(out) == k:
+            break
+    return out
+
+
+# --- candidates -----------------------------------------------------------------------------------
+
+@dataclass
+class Candidate:
+    origin: str                 # "RAMDocs dev line 7" / "PoisonedRAG nq test1"
+    question: str
+    gold: str
+    other_golds: list[str]      # RAMDocs' other gold answers (other entities); never used as wrong answers
+    own_wrong: list[str]        # the dataset's own wrong answers
+    factual: list[str]          # passages supporting ``gold``
+    misinfo: dict[str, list[str]] = field(default_factory=dict)  # wrong answer -> passages from the dataset
+    noise: list[str] = field(default_factory=list)
+    meta: dict = field(default_factory=dict)
+
+    def all_golds(self) -> list[str]:
+        return [self.gold, *self.other_golds]
+
+    def misinfo_pool(self, wrong: str) -> list[str]:
+        """The dataset's passages for ``wrong`` plus factual passages with the gold swapped for it."""
+        pool = [t for t in self.misinfo.get(wrong, []) if not mentions(t, self.gold, unless=wrong)]
+        pool += [s for t in self.factual if (s := substitute(t, self.gold, wrong))]
+        return list(dict.fromkeys(pool))
+
+
+def _dedupe(items: list[str], exclude: list[str]) -> list[str]:
+    seen = {norm(e) for e in exclude}
+    out = []
+    for it in items:
+        if it.strip() and norm(it) not in seen:
+            seen.add(norm(it))
+            out.append(it.strip())
+    return out
+
+
+def ramdocs_candidates(path: Path) -> list[Candidate]:
+    out = []
+    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        row = json.loads(line)
+        golds = _dedupe(row["gold_answers"], [])
+        gold, docs = golds[0], row["documents"]
+        if mentions(row["question"], gold):
+            continue
+        wrongs = _dedupe(row["wrong_answers"], golds)
+        factual = [d["text"] for d in docs if d["type"] == "correct" and d["answer"] == row["gold_answers"][0]]
+        misinfo: dict[str, list[str]] = {}
+        for d in docs:
+            if d["type"] == "misinfo" and d["answer"].strip() in wrongs:
+                misinfo.setdefault(d["answer"].strip(), []).append(d["text"])
+                # Reverse substitution: a misinformation passage with the gold put back is factual.
+                if fixed := substitute(d["text"], d["answer"], gold):
+                    factual.append(fixed)
+        out.append(Candidate(
+            origin=f"RAMDocs dev line {lineno}", question=row["question"], gold=gold, other_golds=golds[1:],
+            own_wrong=wrongs, factual=list(dict.fromkeys(factual)), misinfo=misinfo,
+            noise=[d["text"] for d in docs if d["type"] == "noise"],
+            meta={"disambig_entity": row.get("disambig_entity", [])}))
+    return out
+
+
+def poisonedrag_candidates(path: Path, name: str) -> list[Candidate]:
+    out = []
+    for key, row in json.loads(path.read_text(encoding="utf-8")).items():
+        gold, wrong, q = row["correct answer"].strip(), row["incorrect answer"].strip(), row["question"]
+        if norm(gold) == norm(wrong) or mentions(q, gold) or mentions(q, wrong):
+            continue  # comparison / yes-no questions name their answers: substitution makes no sense
+        adv = [t for t in row["adv_texts"] if mentions(t, wrong) and not mentions(t, gold, unless=wrong)]
+        # Reverse substitution: the adversarial passage with the correct answer put back is factual.
+        factual = [s for t in adv if (s := substitute(t, wrong, gold))]
+        out.append(Candidate(origin=f"PoisonedRAG {name} {key}", question=q, gold=gold, other_golds=[],
+                             own_wrong=[wrong], factual=list(dict.fromkeys(factual)), misinfo={wrong: adv}))
+    return out
+
+
+class WrongAnswers:
+    """Wrong answers for a question: its own first, then perturbed numbers (numeric golds) or answers
+    borrowed from other questions with the same wh-phrase ("who is the", "what sport is", ...)."""
+
+    def __init__(self, candidates: list[Candidate]):
+        self.by_key: dict[str, list[str]] = {}
+        for c in candidates:
+            for key in question_keys(c.question):
+                self.by_key.setdefault(key, []).extend([c.gold, *c.own_wrong])
+
+    def pick(self, c: Candidate, k: int, rng: np.random.Generator) -> dict[str, str]:
+        """Up to ``k`` wrong answers -> how each was made ("dataset" / "perturbed" / "borrowed")."""
+        def ok(w: str) -> bool:
+            # Same shape as the gold (a name or not), new, unrelated to any gold, and not already stated
+            # by the question or a factual passage (else its misinformation would be muddled).
+            return (_is_name(w) == _is_name(c.gold) and norm(w) not in taken
+                    and not any(mentions(w, g) or mentions(g, w) for g in c.all_golds())
+                    and not mentions(c.question, w) and not any(mentions(t, w) for t in c.factual))
+
+        out: dict[str, str] = {}
+        taken = {norm(g) for g in c.all_golds()}
+        for w in c.own_wrong:
+            if len(out) < k and norm(w) not in taken:
+                out[w] = "dataset"
+                taken.add(norm(w))
+        if _NUM.search(c.gold):
+            extra = [(w, "perturbed") for w in perturb_number(c.gold, rng, 3 * k)]
+        else:
+            extra = []
+            for key in question_keys(c.question):
+                pool = sorted({w for w in self.by_key.get(key, []) if not _NUM.search(w)})
+                extra += [(pool[i], "borrowed") for i in rng.permutation(len(pool))]
+        for w, kind in extra:
+            if len(out) >= k:
+                break
+            if ok(w):
+                out[w] = kind
+                taken.add(norm(w))
+        return out
+
+
+def load_candidates(raw: Path) -> list[Candidate]:
+    """All candidates in a fixed order: RAMDocs dev lines, then PoisonedRAG nq, then hotpotqa."""
+    return (ramdocs_candidates(raw / "ramdocs" / "RAMDocs_dev100.jsonl")
+            + poisonedrag_candidates(raw / "poisonedrag_adv_targeted" / "nq.json", "nq")
+            + poisonedrag_candidates(raw / "poisonedrag_adv_targeted" / "hotpotqa.json", "hotpotqa"))

@@ -1,0 +1,83 @@
+"""Dataset page shaping and charts: pure functions of a ``Dataset``/``Question``."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pandas as pd
+import plotly.graph_objects as go
+
+from backend.schema import Dataset, Document, Question
+from components.theme import KIND_COLORS, KIND_LABELS, KIND_ORDER
+
+
+def doc_kind(doc: Document) -> str:
+    return doc.label.type if doc.label else "unlabelled"
+
+
+def question_table(ds: Dataset) -> pd.DataFrame:
+    rows = [{"id": q.id, "question": q.question, "documents": len(q.documents),
+             "sources": len({d.source_name for d in q.documents})} for q in ds.questions]
+    return pd.DataFrame(rows, columns=["id", "question", "documents", "sources"])
+
+
+def question_label(q: Question) -> str:
+    """How a question appears in the picker: id and text (searchable by either)."""
+    return f"{q.id} — {q.question}"
+
+
+def documents_by_source(q: Question) -> dict[str, list[Document]]:
+    """The question's documents grouped by source, in order of first appearance."""
+    groups: dict[str, list[Document]] = {}
+    for d in q.documents:
+        groups.setdefault(d.source_name, []).append(d)
+    return groups
+
+
+def source_table(ds: Dataset, show_truth: bool) -> pd.DataFrame:
+    """One row per named source: documents held, questions covered, and (truth overlay) p_i and r_i."""
+    docs = Counter(d.source for _, d in ds.documents() if d.source)
+    questions = Counter(s for q in ds.questions for s in {d.source for d in q.documents if d.source})
+    known = {s.name: s for s in ds.sources}
+    rows = []
+    for name in ds.source_names():
+        row = {"source": name, "documents": docs.get(name, 0), "questions covered": questions.get(name, 0)}
+        if show_truth:
+            src = known.get(name)
+            row["true reliability"] = src.true_reliability if src else None
+            row["coverage"] = src.coverage if src else None
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def type_counts(ds: Dataset, show_truth: bool = True) -> pd.DataFrame:
+    """Documents per (group, type); the group is the source, or the question when documents name no source.
+
+    Without the truth overlay every document counts as ``unlabelled``: the type is ground truth.
+    """
+    by_source = ds.multi_source
+    counts: Counter[tuple[str, str]] = Counter()
+    for q, d in ds.documents():
+        counts[(d.source_name if by_source else q.id, doc_kind(d) if show_truth else "unlabelled")] += 1
+    rows = [{"group": g, "type": t, "documents": n} for (g, t), n in counts.items()]
+    return pd.DataFrame(rows, columns=["group", "type", "documents"])
+
+
+def docs_per_type_figure(ds: Dataset, show_truth: bool = True) -> go.Figure:
+    """Stacked bars of documents per type, per source (or per question for source-less datasets)."""
+    frame = type_counts(ds, show_truth)
+    by_source = ds.multi_source
+    groups = ds.source_names() if by_source else [q.id for q in ds.questions]
+    fig = go.Figure()
+    for kind in KIND_ORDER:
+        part = frame[frame["type"] == kind].set_index("group")["documents"]
+        if part.empty:
+            continue
+        fig.add_bar(name=KIND_LABELS[kind], x=groups, y=[int(part.get(g, 0)) for g in groups],
+                    marker_color=KIND_COLORS[kind])
+    axis = "source" if by_source else "question (each document is its own source)"
+    what = "Documents per type" if show_truth else "Documents (types hidden: turn on ground truth)"
+    fig.update_layout(barmode="stack", title=f"{what} per {axis.split(' ')[0]}",
+                      xaxis_title=axis, yaxis_title="documents (count)", legend_title="document type",
+                      height=360, margin=dict(t=50, b=40, l=40, r=10))
+    return fig

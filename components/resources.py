@@ -1,0 +1,40 @@
+"""Heavy, shareable resources under ``st.cache_resource`` (one copy per server process)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import streamlit as st
+
+from backend.data import load_dataset
+from backend.schema import Dataset
+
+
+def _mtime(path: str) -> float:
+    p = Path(path)
+    target = p / "questions.jsonl" if p.is_dir() else p
+    extra = p / "sources.json" if p.is_dir() else None
+    stamp = target.stat().st_mtime if target.exists() else 0.0
+    return stamp + (extra.stat().st_mtime if extra and extra.exists() else 0.0)
+
+
+@st.cache_resource(show_spinner="Loading dataset…", max_entries=8)
+def _load(path: str, mtime: float, name: str | None) -> Dataset:
+    return load_dataset(path, name=name)
+
+
+def dataset(path: str | Path, name: str | None = None) -> Dataset:
+    """The dataset at ``path``, reloaded when its files change; raises ``DatasetError``."""
+    return _load(str(path), _mtime(str(path)), name)
+
+
+@st.cache_resource(show_spinner=False, max_entries=4)
+def _retriever(path: str, mtime: float, name: str | None):
+    from backend.retrieval import Retriever
+
+    return Retriever(_load(path, mtime, name))
+
+
+def retriever(path: str | Path, name: str | None = None):
+    """The dataset's retriever (index in the cache folder); building it is left to the caller."""
+    return _retriever(str(path), _mtime(str(path)), name)

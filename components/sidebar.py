@@ -1,0 +1,85 @@
+"""The shared sidebar: dataset, question and model pickers. Mirrors dataset + question into the URL."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from backend.data import DatasetError, bundled_datasets
+from components import resources
+from components.dataset_view import question_label
+from components.state import DEFAULT_MODEL, SELECTION_KEY, ModelChoice, Selection, init_page_state, key
+
+PAGE = "app"
+OWN_FILE = "Your own file…"
+
+
+def _init_from_url() -> None:
+    params = st.query_params
+    init_page_state(PAGE, {"dataset": params.get("dataset", "ramdocs_dev"), "own_path": "",
+                           "question": params.get("question"), "model": DEFAULT_MODEL, "api_base": ""})
+
+
+def _pick_dataset():
+    bundled = bundled_datasets()
+    options = list(bundled) + [OWN_FILE]
+    k = key(PAGE, "dataset")
+    if st.session_state.get(k) not in options:
+        st.session_state[k] = options[0]
+    choice = st.sidebar.selectbox("Dataset", options, key=k,
+                                  help="Bundled sample datasets, or a path to your own JSONL file or folder.")
+    if choice == OWN_FILE:
+        path = st.sidebar.text_input("Path to a .jsonl file or dataset folder", key=key(PAGE, "own_path"),
+                                     placeholder="/path/to/questions.jsonl")
+        if not path.strip():
+            st.sidebar.info("Enter a path to load your own dataset.")
+            return None
+        try:
+            return resources.dataset(path.strip())
+        except DatasetError as err:
+            st.sidebar.error("This dataset cannot be loaded:")
+            st.sidebar.code("\n".join(str(p) for p in err.problems), language=None, wrap_lines=True)
+            return None
+    return resources.dataset(bundled[choice], name=choice)
+
+
+def _pick_question(ds):
+    ids = [q.id for q in ds.questions]
+    by_id = {q.id: q for q in ds.questions}
+    k = key(PAGE, "question")
+    if st.session_state.get(k) not in by_id:
+        st.session_state[k] = ids[0]
+    qid = st.sidebar.selectbox(f"Question ({len(ids)})", ids, key=k,
+                               format_func=lambda i: question_label(by_id[i]),
+                               help="Type to search by id or by words of the question.")
+    return by_id[qid]
+
+
+def _pick_model() -> ModelChoice:
+    with st.sidebar.expander("Model", expanded=False):
+        model = st.text_input("litellm model", key=key(PAGE, "model"),
+                              help="Any litellm model string, e.g. openai/gpt-4o-mini or ollama/llama3. "
+                                   "The default offline/reader is the built-in deterministic heuristic "
+                                   "reader: no network, no key.")
+        api_base = st.text_input("api_base (optional)", key=key(PAGE, "api_base"),
+                                 placeholder="http://localhost:11434")
+        st.caption("API keys are read from the environment or .streamlit/secrets.toml only; "
+                   "they are never typed here or stored.")
+    return ModelChoice(model=model.strip() or DEFAULT_MODEL, api_base=api_base.strip() or None)
+
+
+def render() -> Selection | None:
+    """Draw the sidebar and store the selection in session state (``None`` when nothing is loaded)."""
+    _init_from_url()
+    st.sidebar.title("ConflictLens")
+    ds = _pick_dataset()
+    if ds is None:
+        st.session_state[SELECTION_KEY] = None
+        return None
+    question = _pick_question(ds)
+    model = _pick_model()
+    choice = st.session_state[key(PAGE, "dataset")]
+    if choice != OWN_FILE:
+        st.query_params.update({"dataset": choice, "question": question.id})
+    selection = Selection(dataset=ds, question=question, model=model)
+    st.session_state[SELECTION_KEY] = selection
+    return selection

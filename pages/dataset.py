@@ -1,0 +1,87 @@
+"""Dataset: questions, the selected question's documents by source, sources and document types."""
+
+import streamlit as st
+
+from components import dataset_view as view
+from components import resources
+from components.documents import render_document
+from components.navigation import ensure_navigation
+from components.retrieval_view import hits_frame
+from components.state import current_selection, init_page_state, key
+
+ensure_navigation()
+
+PAGE = "dataset"
+init_page_state(PAGE, {"show_truth": False})
+selection = current_selection()
+st.title("Dataset")
+if selection is None:
+    st.info("Pick a dataset in the sidebar.")
+    st.stop()
+
+ds, question = selection.dataset, selection.question
+n_docs = sum(len(q.documents) for q in ds.questions)
+cols = st.columns(4)
+cols[0].metric("questions", len(ds.questions))
+cols[1].metric("documents", n_docs)
+cols[2].metric("named sources", len(ds.source_names()) if ds.multi_source else "—",
+               help=None if ds.multi_source else "Documents name no source: each document is its own source.")
+cols[3].metric("format", ds.format)
+for note in ds.notes:
+    st.caption(f"Note: {note}")
+
+show_truth = st.toggle("Show ground truth", key=key(PAGE, "show_truth"),
+                       help="Overlay document labels, gold/wrong answers and true source reliability. "
+                            "Methods never see these.")
+
+st.subheader("Selected question")
+st.text(question.question)
+st.caption(f"{question.id} · {len(question.documents)} documents")
+if show_truth:
+    truth = st.columns(2)
+    truth[0].markdown("**Gold answers**")
+    truth[0].text("; ".join(question.gold_answers) or "—")
+    truth[1].markdown("**Wrong answers**")
+    truth[1].text("; ".join(question.wrong_answers) or "—")
+if question.internal_knowledge:
+    with st.expander("What the simulated model remembers (internal knowledge)"):
+        st.text(question.internal_knowledge)
+
+st.subheader("Documents by source")
+groups = view.documents_by_source(question) if ds.multi_source else {"each document is its own source":
+                                                                     question.documents}
+for source, docs in groups.items():
+    with st.expander(f"{source} · {len(docs)} document{'s' * (len(docs) != 1)}", expanded=len(groups) <= 3):
+        for doc in docs:
+            render_document(st, doc, show_truth, key_prefix=PAGE)
+
+st.subheader("Sources")
+if ds.multi_source:
+    st.dataframe(view.source_table(ds, show_truth), hide_index=True)
+else:
+    st.caption("This dataset's documents name no source, so each document is treated as its own source.")
+st.plotly_chart(view.docs_per_type_figure(ds, show_truth))
+
+st.subheader("All questions")
+st.dataframe(view.question_table(ds), hide_index=True, height=300)
+
+st.subheader("Retrieval preview")
+st.caption("Top-k documents for the selected question over the whole corpus (dense retrieval with the "
+           "bundled all-MiniLM-L6-v2; the index is cached on disk and updated incrementally).")
+retriever = resources.retriever(ds.path, ds.name)
+if retriever.count() < n_docs and not st.button(f"Build the retrieval index ({n_docs:,} documents)",
+                                                key=key(PAGE, "build_index")):
+    st.stop()
+controls = st.columns(2)
+k = controls[0].slider("k", 1, 10, 3, key=key(PAGE, "k"))
+only = controls[1].selectbox("restrict to source", ["(all sources)"] + ds.source_names(),
+                             key=key(PAGE, "source"), disabled=not ds.multi_source)
+if retriever.count() < n_docs:
+    bar = st.progress(0.0, text="Embedding documents…")
+    retriever.build(on_progress=lambda done, total: bar.progress(done / max(total, 1),
+                                                                 text=f"Embedding documents… {done}/{total}"))
+    bar.empty()
+with st.spinner("Loading the embedding model…"):
+    hits = retriever.search(question.question, k=k, source=None if only == "(all sources)" else only)
+docs_by_id = {d.id: d for _, d in ds.documents()}
+st.dataframe(hits_frame(hits, question, docs_by_id, show_truth), hide_index=True)

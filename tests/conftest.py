@@ -1,0 +1,27 @@
+"""Shared test set-up: offline environment before any heavy import, paths, a per-session cache folder."""
+
+import os
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _session_cache_dir(tmp_path_factory):
+    """Every test session gets its own cache folder, so runs never share or pollute a user's cache."""
+    path = tmp_path_factory.mktemp("conflictlens-cache")
+    old = os.environ.get("CONFLICTLENS_CACHE_DIR")
+    os.environ["CONFLICTLENS_CACHE_DIR"] = str(path)
+    yield path
+    if old is None:
+        os.environ.pop("CONFLICTLENS_CACHE_DIR", None)
+    else:
+        os.environ["CONFLICTLENS_CACHE_DIR"] = old

@@ -1,0 +1,132 @@
+"""The sample builder: deterministic, in sync with the committed sample_data/, and the datasets hold
+what their specs promise (RA-RAG-style multi-source sets, BRIDGE-style scenarios, RAMDocs dev)."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from backend.data import load_dataset
+from backend.paths import REPO_ROOT, SAMPLE_DATA
+from backend.sample import RAW, build_sample
+from backend.sample_pools import IDK, mentions, substitute
+
+DATASETS = ("ramdocs_dev", "multisource", "multisource_beta", "scenarios")
+
+
+def _files(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("sample")
+    lines = build_sample(out)
+    assert len(lines) == len(DATASETS)
+    return out
+
+
+def test_build_is_byte_identical(built, tmp_path):
+    build_sample(tmp_path)
+    assert _files(tmp_path) == _files(built)
+
+
+def test_raw_inputs_live_in_the_repo():
+    assert RAW.resolve().is_relative_to(REPO_ROOT.resolve())
+    for name in ("ramdocs", "poisonedrag_adv_targeted", "madam_rag_trace_sample"):
+        assert (RAW / name / "LICENSE").is_file() and (RAW / name / "SOURCE.md").is_file()
+
+
+@pytest.mark.parametrize("name", DATASETS)
+def test_committed_sample_data_equals_a_fresh_build(built, name):
+    fresh, committed = _files(built / name), _files(SAMPLE_DATA / name)
+    assert committed.keys() == fresh.keys(), "run `python -m backend build-sample` and commit sample_data/"
+    for fname, data in fresh.items():
+        assert committed[fname] == data, f"sample_data/{name}/{fname} is stale: run `python -m backend build-sample`"
+
+
+@pytest.mark.parametrize("name", DATASETS)
+def test_every_dataset_loads_and_is_newline_terminated(built, name):
+    ds = load_dataset(built / name)
+    assert ds.questions
+    for f in (built / name).iterdir():
+        assert f.read_bytes().endswith(b"\n"), f
+
+
+def test_ramdocs_dev(built):
+    ds = load_dataset(built / "ramdocs_dev")
+    assert len(ds.questions) == 100
+    assert sum(len(q.documents) for q in ds.questions) == 553
+    assert ds.questions[0].id == "ramdocs-0001" and ds.questions[-1].id == "ramdocs-0100"
+    assert all(d.source is None for _, d in ds.documents())
+    assert all((d.label.answer is None) == (d.label.type == "noise") for _, d in ds.documents())
+
+
+@pytest.mark.parametrize("name", ["multisource", "multisource_beta"])
+def test_multisource(built, name):
+    ds = load_dataset(built / name)
+    assert len(ds.questions) >= 200
+    names = [s.name for s in ds.sources]
+    assert names == [f"src-{i}" for i in range(1, 9)]
+    if name == "multisource":
+        p = Counter(s.true_reliability for s in ds.sources)
+        assert set(p) == {0.1, 0.9} and p[0.1] >= 1 and p[0.9] >= 1
+    for q in ds.questions:
+        assert q.documents and len(q.gold_answers) == 1
+        by_source: dict[str, set] = {}
+        for d in q.documents:
+            assert d.source in names
+            assert d.label.type in ("correct", "misinfo")
+            if d.label.type == "misinfo":
+                assert d.label.answer in q.wrong_answers
+                assert not mentions(d.text, q.gold_answers[0], unless=d.label.answer), d.id
+            else:
+                assert d.label.answer == q.gold_answers[0]
+            by_source.setdefault(d.source, set()).add((d.label.type, d.label.answer))
+        assert all(len(kinds) == 1 for kinds in by_source.values()), q.id
+        held = {s for s, a in q.meta["assignment"].items() if a != "none"}
+        assert held == set(by_source)
+
+
+def test_multisource_realised_reliability_tracks_the_truth(built):
+    ds = load_dataset(built / "multisource")
+    for s in ds.sources:
+        held = [q.meta["assignment"][s.name] for q in ds.questions if q.meta["assignment"][s.name] != "none"]
+        frac = sum(a == "correct" for a in held) / len(held)
+        assert abs(frac - s.true_reliability) < 0.1, s.name
+
+
+def test_scenarios(built):
+    ds = load_dataset(built / "scenarios")
+    per = Counter(q.meta["scenario"] for q in ds.questions)
+    assert set(per) == {"FA", "FI", "FE", "RA"} and min(per.values()) >= 10
+    for q in ds.questions:
+        m = q.meta
+        assert len(q.options) == 4 and len(set(q.options)) == 4 and IDK in q.options
+        assert q.gold_answers[0] in q.options
+        assert q.gold_answers == ([IDK] if m["scenario"] == "RA" else [m["true_answer"]])
+        assert m["temporal"] in ("none", "evolution", "perpetuation")
+        assert (q.internal_knowledge is None) == (m["temporal"] == "perpetuation")
+        if q.internal_knowledge:
+            assert m["internal_answer"] in q.internal_knowledge
+        first = q.documents[0]
+        assert first.source == "external" and first.label.answer == m["external_answer"]
+        docs_right = m["external_answer"] == m["true_answer"]
+        assert docs_right == (m["scenario"] in ("FA", "FE"))
+        memory_right = m["internal_answer"] == m["true_answer"]
+        assert memory_right == (m["scenario"] in ("FA", "FI"))
+    cued = [q for q in ds.questions if q.meta["temporal"] == "evolution"]
+    assert cued and all(any(w in q.question.lower() for w in ("most recent", "latest", "current")) for q in cued)
+
+
+def test_substitution_never_leaks_the_replaced_answer():
+    assert substitute("There were 3,559 people; 2010: 3,559.", "3,559 people", "10,000 people") == \
+        "There were 10,000 people; 2010: 10,000."
+    assert substitute("He played football for Wales.", "Football", "Cricket") == "He played Cricket for Wales."
+    assert substitute("A footballer.", "Football", "Cricket") is None  # nothing to replace
+    assert not mentions("released April 20, 2018", "March 23, 2018", unless="April 20, 2018")
+    sources = json.loads((SAMPLE_DATA / "multisource" / "sources.json").read_text(encoding="utf-8"))
+    assert [s["name"] for s in sources] == [f"src-{i}" for i in range(1, 9)]
