@@ -4,12 +4,16 @@ import backend  # noqa: F401  (offline environment before any heavy import)
 import streamlit as st
 
 from components import sidebar
+from components.state import keep_widget_state
 
-st.set_page_config(page_title="ConflictLens", page_icon="🔍", layout="wide")
+st.set_page_config(page_title="ConflictLens", page_icon=":material/search:", layout="wide")
 
 pages = [
-    st.Page("pages/dataset.py", title="Dataset", icon="📚", default=True, url_path="dataset"),
+    st.Page("pages/dataset.py", title="Dataset", icon=":material/dataset:", default=True, url_path="dataset"),
+    st.Page("pages/overview.py", title="Overview", icon=":material/compare:", url_path="overview"),
+    st.Page("pages/calls.py", title="Model calls", icon=":material/call_log:", url_path="calls"),
 ]
 navigation = st.navigation(pages)
+keep_widget_state()
 sidebar.render()
 navigation.run()

@@ -13,5 +13,7 @@ for _key, _value in {
     "HF_HUB_DISABLE_PROGRESS_BARS": "1",
     "ANONYMIZED_TELEMETRY": "False",
     "TOKENIZERS_PARALLELISM": "false",
+    # torch threads spin while waiting by default; on a shared 2-core machine that collapses throughput
+    "OMP_WAIT_POLICY": "PASSIVE",
 }.items():
     os.environ.setdefault(_key, _value)

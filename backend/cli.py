@@ -38,6 +38,89 @@ def _cmd_build_sample(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_model_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--model", default="offline/reader",
+                   help="any litellm model string (default: offline/reader, the built-in heuristic reader)")
+    p.add_argument("--api-base", default=None, help="e.g. http://localhost:11434 for Ollama")
+    p.add_argument("--cache-dir", default=None, help="model-call cache and retrieval index (default: per-user)")
+    p.add_argument("--cache-mode", choices=["live", "record", "replay", "off"], default="live")
+    p.add_argument("--timeout", type=float, default=60.0, help="seconds per model call")
+    p.add_argument("--retries", type=int, default=2, help="retries on 429/5xx/timeouts")
+    p.add_argument("--concurrency", type=int, default=4, help="model calls in flight at once")
+
+
+def _runner(args: argparse.Namespace, ds):
+    import os
+
+    from backend.llm.client import LLMConfig, default_cache
+    from backend.runner import Runner
+
+    if args.cache_dir:
+        os.environ["CONFLICTLENS_CACHE_DIR"] = args.cache_dir  # the retrieval index follows the cache
+    cfg = LLMConfig(model=args.model, api_base=args.api_base, cache_mode=args.cache_mode, timeout_s=args.timeout,
+                    num_retries=args.retries, concurrency=args.concurrency)
+    cache = default_cache(args.cache_dir) if args.cache_mode != "off" else None
+    return Runner(ds, llm=cfg, cache=cache, evidence_mode=args.evidence)
+
+
+def _load_or_exit(path: str, fmt: str = "auto"):
+    from backend.data import DatasetError, load_dataset
+
+    try:
+        return load_dataset(path, format=fmt)
+    except DatasetError as err:
+        for problem in err.problems:
+            print(problem, file=sys.stderr)
+        raise SystemExit(2) from None
+
+
+def _cmd_inspect(args: argparse.Namespace) -> int:
+    import json
+
+    from backend.methods import UnknownMethod, resolve
+
+    ds = _load_or_exit(args.dataset, args.format)
+    try:
+        question = ds.question(args.question)
+        names, missing = resolve(args.methods)
+    except (KeyError, UnknownMethod) as err:
+        print(f"error: {err.args[0] if err.args else err}", file=sys.stderr)
+        return 2
+    if missing:
+        print(f"note: not implemented yet, skipped: {', '.join(missing)}", file=sys.stderr)
+    results = _runner(args, ds).run(question, names)
+    if args.json:
+        print(json.dumps({"question": {"id": question.id, "question": question.question},
+                          "results": {m: r.model_dump(mode="json") for m, r in results.items()}},
+                         ensure_ascii=False))
+        return 0
+    from backend.report import print_inspect
+
+    print_inspect(question, results)
+    return 0
+
+
+def _cmd_serve_model(args: argparse.Namespace) -> int:
+    from backend.llm.server import ServerSettings, serve
+
+    try:
+        settings = ServerSettings(host=args.host or "127.0.0.1", port=args.port, model_name=args.model_name,
+                                  latency_ms=args.latency_ms, fail_rate=args.fail_rate, garbage_rate=args.garbage_rate,
+                                  hang_rate=args.hang_rate, fail_first=args.fail_first, seed=args.seed,
+                                  hang_s=args.hang_s)
+    except ValueError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    try:
+        # a non-loopback host is allowed only when given explicitly with --host (serve() warns)
+        serve(settings, allow_remote=args.host is not None, warmup=not args.no_warmup,
+              log_level=args.log_level, access_log=args.log_level in ("info", "debug", "trace"))
+    except OSError as err:
+        print(f"error: cannot listen on {settings.host}:{settings.port}: {err}", file=sys.stderr)
+        return 1
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m backend", description="ConflictLens command line")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -47,11 +130,35 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", choices=["auto", "project", "ramdocs"], default="auto")
     p.set_defaults(func=_cmd_validate)
 
+    p = sub.add_parser("inspect", help="run methods on one question")
+    p.add_argument("--dataset", required=True)
+    p.add_argument("--question", required=True, help="a question id, or @N for the N-th question (1-based)")
+    p.add_argument("--methods", default="all", help="comma-separated method names, or all")
+    p.add_argument("--evidence", choices=["given", "retrieve"], default="given")
+    p.add_argument("--format", choices=["auto", "project", "ramdocs"], default="auto")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    _add_model_args(p)
+    p.set_defaults(func=_cmd_inspect)
+
     p = sub.add_parser("build-sample", help="regenerate sample_data/ deterministically")
     from backend.paths import SAMPLE_DATA
 
     p.add_argument("--out", default=str(SAMPLE_DATA), help="output folder (default: sample_data/)")
     p.set_defaults(func=_cmd_build_sample)
+    p = sub.add_parser("serve-model", help="OpenAI-compatible chat server backed by the offline model")
+    p.add_argument("--port", type=int, required=True, help="TCP port (0: any free port, printed at start)")
+    p.add_argument("--host", default=None, help="default 127.0.0.1; a non-loopback host is served with a warning")
+    p.add_argument("--model-name", default="reader", help="the model id to report (litellm: openai/<name>)")
+    p.add_argument("--latency-ms", type=float, default=0.0, help="sleep this long per chat request")
+    p.add_argument("--fail-first", type=int, default=0, help="fail the first N chat requests (429, 500, 429, ...)")
+    p.add_argument("--fail-rate", type=float, default=0.0, help="fraction of requests answered with HTTP 429/500")
+    p.add_argument("--garbage-rate", type=float, default=0.0, help="fraction of replies that are garbage text")
+    p.add_argument("--hang-rate", type=float, default=0.0, help="fraction of requests that hang (see --hang-s)")
+    p.add_argument("--hang-s", type=float, default=3600.0, help="how long a hanging request sleeps")
+    p.add_argument("--seed", type=int, default=0, help="seed of the (deterministic) fault decisions")
+    p.add_argument("--no-warmup", action="store_true", help="do not load the reader before serving")
+    p.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"])
+    p.set_defaults(func=_cmd_serve_model)
     return parser
 
 

@@ -145,3 +145,50 @@ def strip_truth(obj: Question | Dataset | Source | Document):
             "sources": [strip_truth(s) for s in obj.sources],
         })
     raise TypeError(f"strip_truth: unsupported type {type(obj).__name__}")
+
+
+# --- model calls and method results -------------------------------------------------------------
+
+class LLMCall(_Model):
+    """One model call as the dashboard shows it. Never holds an API key or an api_base URL."""
+
+    id: str
+    step: str                      # the method's step name, e.g. "answer", "debate_round_2"
+    task: str                      # the offline model's task name (backend.llm.tasks)
+    method: str | None = None
+    model: str
+    messages: list[dict[str, str]]
+    response: str | None = None
+    error: str | None = None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_s: float = 0.0
+    cache_hit: bool = False
+    parents: list[str] = Field(default_factory=list)  # ids of the calls whose output this call used
+    attempts: int = 1
+
+
+class BaselineTrace(_Model):
+    """What a baseline read and said: the evidence it was given and how its reply was parsed."""
+
+    kind: Literal["baseline"] = "baseline"
+    evidence_mode: Literal["none", "given", "retrieve"]
+    documents: list[str] = Field(default_factory=list)   # document ids, in prompt order
+    raw_answer: str | None = None
+    parsed_answer: str | None = None
+    parse_note: str | None = None
+
+
+Trace = BaselineTrace  # grows into a discriminated union as methods land
+
+
+class MethodResult(_Model):
+    method: str
+    question_id: str
+    answers: list[str] = Field(default_factory=list)
+    abstained: bool = False
+    error: str | None = None
+    trace: Trace | None = None
+    calls: list[LLMCall] = Field(default_factory=list)
+    params: dict[str, Any] = Field(default_factory=dict)
+    wall_s: float = 0.0

@@ -64,7 +64,22 @@ def _pick_model() -> ModelChoice:
                                  placeholder="http://localhost:11434")
         st.caption("API keys are read from the environment or .streamlit/secrets.toml only; "
                    "they are never typed here or stored.")
-    return ModelChoice(model=model.strip() or DEFAULT_MODEL, api_base=api_base.strip() or None)
+        choice = ModelChoice(model=model.strip() or DEFAULT_MODEL, api_base=api_base.strip() or None)
+        if st.button("Test connection", key=key(PAGE, "test_connection")):
+            _test_connection(choice)
+    return choice
+
+
+def _test_connection(choice: ModelChoice) -> None:
+    from backend.llm.client import LLMClient, LLMConfig
+    from components.runs import secrets_to_env
+
+    secrets_to_env()
+    with st.spinner(f"Calling {choice.model}…"):
+        ok, message, seconds = LLMClient(LLMConfig(model=choice.model, api_base=choice.api_base,
+                                                   cache_mode="off", timeout_s=20)).test_connection()
+    (st.success if ok else st.error)(f"{'Connected' if ok else 'Failed'} in {seconds:.1f} s", icon="✅" if ok else "⚠️")
+    st.text(message)
 
 
 def render() -> Selection | None:

@@ -32,13 +32,24 @@ def key(page: str, name: str) -> str:
     return f"{page}.{name}"
 
 
+PERSISTENT_KEYS = "app.persistent_keys"
+
+
 def init_page_state(page: str, defaults: dict) -> None:
-    """Set a page's defaults once per session."""
-    flag = key(page, "initialized")
-    if not st.session_state.get(flag):
-        for name, value in defaults.items():
-            st.session_state.setdefault(key(page, name), value)
-        st.session_state[flag] = True
+    """Set a page's defaults (first visit) and keep those keys alive while the user is on other pages."""
+    keep = st.session_state.setdefault(PERSISTENT_KEYS, set())
+    for name, value in defaults.items():
+        k = key(page, name)
+        keep.add(k)
+        st.session_state.setdefault(k, value)
+
+
+def keep_widget_state() -> None:
+    """Streamlit deletes a widget's state when a run does not draw it (another page is shown);
+    re-assigning the registered keys at the top of every run keeps each page's choices."""
+    for k in st.session_state.get(PERSISTENT_KEYS, ()):
+        if k in st.session_state:
+            st.session_state[k] = st.session_state[k]
 
 
 def current_selection() -> Selection | None:

@@ -47,8 +47,9 @@ def app_url(_session_cache_dir):
         proc.kill()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def browser():
+    """Package-scoped: Playwright's sync API keeps an event loop running in this thread until closed."""
     chromium = shutil.which("chromium")
     if chromium is None:
         pytest.fail("Debian's chromium is not installed; scripts/test.sh installs it (apt-get install chromium)")

@@ -1,0 +1,83 @@
+"""On-disk request cache for model calls (SQLite, shared safely by the app, the CLI and tests).
+
+The key is a sha256 of the canonical request: model, messages, temperature, max_tokens and the task
+fields. API keys and ``api_base`` URLs are never part of the key or the stored row. SQLite (WAL) is used
+rather than litellm's disk cache because we need an explicit replay mode that fails loudly on a miss,
+a cache-hit flag per call, and clearing from the dashboard.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+CacheMode = Literal["live", "record", "replay", "off"]
+#: live: read the cache, call the model on a miss and store; record: always call and overwrite;
+#: replay: cache only, a miss is an error; off: neither read nor write.
+CACHE_MODES: tuple[str, ...] = ("live", "record", "replay", "off")
+
+
+def request_key(model: str, messages: list[dict[str, str]], temperature: float, max_tokens: int,
+                fields: dict[str, Any]) -> str:
+    canonical = json.dumps({"model": model, "messages": messages, "temperature": temperature,
+                            "max_tokens": max_tokens, "fields": fields},
+                           sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class CachedReply:
+    response: str
+    prompt_tokens: int
+    completion_tokens: int
+
+
+class CallCache:
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(str(self.path), check_same_thread=False, timeout=30)
+        with self._lock:
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("CREATE TABLE IF NOT EXISTS calls (key TEXT PRIMARY KEY, model TEXT NOT NULL, "
+                             "response TEXT NOT NULL, prompt_tokens INTEGER, completion_tokens INTEGER, "
+                             "created REAL)")
+            self._db.commit()
+
+    def get(self, key: str) -> CachedReply | None:
+        with self._lock:
+            row = self._db.execute("SELECT response, prompt_tokens, completion_tokens FROM calls WHERE key = ?",
+                                   (key,)).fetchone()
+        return CachedReply(row[0], row[1] or 0, row[2] or 0) if row else None
+
+    def put(self, key: str, model: str, reply: CachedReply) -> None:
+        with self._lock:
+            self._db.execute("INSERT OR REPLACE INTO calls VALUES (?, ?, ?, ?, ?, ?)",
+                             (key, model, reply.response, reply.prompt_tokens, reply.completion_tokens,
+                              time.time()))
+            self._db.commit()
+
+    def stats(self) -> dict[str, Any]:
+        with self._lock:
+            n, models = self._db.execute("SELECT COUNT(*), COUNT(DISTINCT model) FROM calls").fetchone()
+        return {"entries": n, "models": models, "path": str(self.path),
+                "bytes": self.path.stat().st_size if self.path.exists() else 0}
+
+    def clear(self, model: str | None = None) -> int:
+        """Delete every cached reply (or one model's); returns how many were deleted."""
+        with self._lock:
+            cur = (self._db.execute("DELETE FROM calls WHERE model = ?", (model,)) if model
+                   else self._db.execute("DELETE FROM calls"))
+            self._db.commit()
+            return cur.rowcount
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()

@@ -1,0 +1,343 @@
+"""The one owner of model calls (after DSPy's LM): litellm underneath, cache, retries, limits, call log.
+
+Every method gets an ``LLMClient`` from its run context and calls ``complete``/``acomplete`` with the
+rendered messages, a step name, the task name and the task's structured fields (``backend.llm.tasks``).
+The client
+
+* checks the fields carry no ground truth (``FORBIDDEN_FIELDS``),
+* answers from the request cache when it can (``backend.llm.cache``; modes live/record/replay/off),
+* otherwise calls ``litellm.completion`` with an explicit timeout, no provider-side retries, and its own
+  bounded retries with exponential backoff and jitter (tenacity) on 429/5xx/timeouts/connection errors,
+* bounds concurrency (a semaphore per client; async and threads alike),
+* records every call, failed ones included, as an ``LLMCall``,
+* surfaces every failure as ``LLMError`` carrying the provider's message (API keys redacted).
+
+API keys come from the environment (litellm reads them) or are passed in from Streamlit secrets; they
+are never part of a cache key, an ``LLMCall``, a trace or a log line.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+import weakref
+from dataclasses import dataclass
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import backend  # noqa: F401  (LITELLM_LOCAL_MODEL_COST_MAP before litellm is imported)
+import litellm
+import tenacity
+from pydantic import BaseModel, Field
+
+from backend.llm import cache as cache_mod
+from backend.llm.cache import CachedReply, CallCache, request_key
+from backend.llm.tasks import FORBIDDEN_FIELDS, TASKS
+from backend.paths import default_cache_dir
+from backend.schema import LLMCall
+
+OFFLINE_MODEL = "offline/reader"
+litellm.suppress_debug_info = True
+litellm.telemetry = False
+
+
+class LLMConfig(BaseModel):
+    model: str = OFFLINE_MODEL
+    api_base: str | None = None
+    temperature: float = 0.0
+    max_tokens: int = 512
+    timeout_s: float = Field(60.0, gt=0)
+    num_retries: int = Field(2, ge=0)
+    backoff_s: float = Field(0.5, ge=0)      # first retry wait; doubles up to backoff_max_s, with jitter
+    backoff_max_s: float = Field(8.0, ge=0)
+    concurrency: int = Field(4, ge=1)
+    cache_mode: str = "live"
+    #: Send the task fields in the request body too (for ``python -m backend serve-model``, which runs
+    #: the offline model behind HTTP). Off for every real provider.
+    send_task_fields: bool = False
+
+
+class LLMError(RuntimeError):
+    """A model call failed. ``kind``: timeout, rate_limit, server, connection, auth, bad_request,
+    replay_miss, truth_leak, other. ``call`` is the recorded failed call (if any)."""
+
+    def __init__(self, kind: str, message: str, model: str, call: LLMCall | None = None):
+        super().__init__(f"{model}: {kind}: {message}")
+        self.kind, self.message, self.model, self.call = kind, message, model, call
+
+
+RETRYABLE_KINDS = frozenset({"timeout", "rate_limit", "server", "connection"})
+
+
+def _transport_failure(exc: BaseException) -> str | None:
+    """Return "timeout" or "connection" if a transport failure caused ``exc`` (walks the chain), else None."""
+    import openai
+
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, openai.APITimeoutError):  # a subclass of APIConnectionError: test it first
+            return "timeout"
+        if isinstance(exc, (openai.APIConnectionError, ConnectionError)):
+            return "connection"
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
+def classify(exc: BaseException) -> str:
+    e = litellm.exceptions
+    text = str(exc).lower()
+    if "missing credentials" in text or "api key" in text and "missing" in text:
+        return "auth"  # litellm reports a missing OpenAI key as a 500; retrying cannot help
+    if isinstance(exc, e.InternalServerError) and (transport := _transport_failure(exc.__context__)):
+        return transport  # litellm's openai provider reports an unreachable server as a 500 "Connection error."
+    for types, kind in ((e.Timeout, "timeout"), (e.RateLimitError, "rate_limit"),
+                        ((e.AuthenticationError, e.PermissionDeniedError), "auth"),
+                        ((e.BadRequestError, e.NotFoundError, e.UnsupportedParamsError), "bad_request"),
+                        ((e.InternalServerError, e.ServiceUnavailableError, e.BadGatewayError), "server"),
+                        (e.APIConnectionError, "connection")):
+        if isinstance(exc, types):
+            return kind
+    if isinstance(exc, (TimeoutError, asyncio.TimeoutError)):
+        return "timeout"
+    return "other"
+
+
+def _redact(text: str, secret: str | None) -> str:
+    """The provider's message, without the key and without litellm's traceback and bug-report link."""
+    text = text.replace(secret, "***") if secret else text
+    text = text.split("\nTraceback (most recent call last)")[0]
+    text = text.split("\nThis looks like a bug in LiteLLM")[0].strip()
+    return text if len(text) <= 800 else text[:800] + " …"
+
+
+def approx_tokens(text: str) -> int:
+    """Whitespace token count, used when a provider reports no usage (the offline model)."""
+    return len(text.split())
+
+
+@dataclass
+class _Request:
+    base: dict[str, Any]      # what the call record needs: key, step, task, messages, parents, start
+    kwargs: dict[str, Any]    # what litellm gets
+    attempts: int = 0
+
+
+class CallLog:
+    """Thread-safe list of every call of a session (the Model calls page reads it)."""
+
+    def __init__(self) -> None:
+        self._calls: list[LLMCall] = []
+        self._lock = threading.Lock()
+
+    def add(self, call: LLMCall) -> None:
+        with self._lock:
+            self._calls.append(call)
+
+    def all(self) -> list[LLMCall]:
+        with self._lock:
+            return list(self._calls)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._calls.clear()
+
+
+def default_cache(cache_dir: str | Path | None = None) -> CallCache:
+    """The request cache in ``cache_dir`` (default: the per-user cache folder)."""
+    return CallCache(Path(cache_dir or default_cache_dir()) / "llm_cache.sqlite")
+
+
+class LLMClient:
+    def __init__(self, config: LLMConfig | None = None, *, cache: CallCache | None = None,
+                 api_key: str | None = None, log: CallLog | None = None, method: str | None = None):
+        from backend.llm import providers
+
+        providers.register()
+        self.config = config or LLMConfig()
+        if self.config.cache_mode not in cache_mod.CACHE_MODES:
+            raise ValueError(f"cache_mode must be one of {cache_mod.CACHE_MODES}, got {self.config.cache_mode!r}")
+        if self.config.cache_mode != "off" and cache is None:
+            raise ValueError("a CallCache is needed unless cache_mode='off'")
+        self.cache = cache
+        self.method = method
+        self._api_key = api_key
+        self._log = log
+        self._calls: list[LLMCall] = []
+        self._ids: dict[str, int] = {}
+        self._lock = threading.Lock()
+        self._thread_slots = threading.BoundedSemaphore(self.config.concurrency)
+        self._loop_slots: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # loop -> Semaphore
+
+    def for_method(self, method: str) -> LLMClient:
+        """A client for one method run: same config, cache, key and session log; its own call list."""
+        return LLMClient(self.config, cache=self.cache, api_key=self._api_key, log=self._log, method=method)
+
+    @property
+    def calls(self) -> list[LLMCall]:
+        with self._lock:
+            return list(self._calls)
+
+    # -- the request ------------------------------------------------------------------------------
+
+    def _fields(self, task: str, question: str, fields: dict[str, Any] | None) -> dict[str, Any]:
+        if task not in TASKS:
+            raise ValueError(f"unknown task {task!r}; known: {', '.join(TASKS)}")
+        fields = dict(fields or {})
+        leaked = FORBIDDEN_FIELDS & set(fields)
+        if leaked:
+            raise LLMError("truth_leak", f"ground-truth fields {sorted(leaked)} may not reach a model",
+                           self.config.model)
+        return {"task": task, "question": question, **fields}
+
+    def _kwargs(self, messages: list[dict[str, str]], fields: dict[str, Any], max_tokens: int) -> dict[str, Any]:
+        cfg = self.config
+        kwargs: dict[str, Any] = {
+            "model": cfg.model, "messages": messages, "temperature": cfg.temperature, "max_tokens": max_tokens,
+            "timeout": cfg.timeout_s, "num_retries": 0, "max_retries": 0, "metadata": fields,
+        }
+        if cfg.api_base:
+            kwargs["api_base"] = cfg.api_base
+        if self._api_key:
+            kwargs["api_key"] = self._api_key
+        if cfg.send_task_fields:
+            kwargs["extra_body"] = {"conflictlens_task": fields}
+        return kwargs
+
+    def _retrying(self, cls):
+        cfg = self.config
+        return cls(stop=tenacity.stop_after_attempt(cfg.num_retries + 1),
+                   wait=tenacity.wait_exponential_jitter(initial=cfg.backoff_s, max=cfg.backoff_max_s,
+                                                         jitter=cfg.backoff_s),
+                   retry=tenacity.retry_if_exception(lambda e: classify(e) in RETRYABLE_KINDS),
+                   reraise=True)
+
+    @staticmethod
+    def _reply(resp: Any) -> CachedReply:
+        text = resp.choices[0].message.content or ""
+        usage = getattr(resp, "usage", None)
+        prompt = getattr(usage, "prompt_tokens", 0) or 0
+        completion = getattr(usage, "completion_tokens", 0) or 0
+        return CachedReply(text, prompt, completion or approx_tokens(text))
+
+    def _new_id(self, step: str, key: str) -> str:
+        base = f"{self.method + ':' if self.method else ''}{step}:{key[:8]}"
+        with self._lock:
+            n = self._ids.get(base, 0) + 1
+            self._ids[base] = n
+        return base if n == 1 else f"{base}#{n}"
+
+    def _record(self, call: LLMCall) -> LLMCall:
+        with self._lock:
+            self._calls.append(call)
+        if self._log is not None:
+            self._log.add(call)
+        return call
+
+    def _begin(self, messages, task, step, question, fields, parents, max_tokens) -> LLMCall | _Request:
+        """Validate, key and look up a request: a recorded cache hit, or what to send to the provider."""
+        fields = self._fields(task, question, fields)
+        max_tokens = max_tokens or self.config.max_tokens
+        key = request_key(self.config.model, messages, self.config.temperature, max_tokens, fields)
+        req = _Request(dict(key=key, step=step, task=task, messages=messages, parents=parents,
+                            start=time.perf_counter()), self._kwargs(messages, fields, max_tokens))
+        try:
+            hit = self._from_cache(key)
+        except LLMError as err:
+            raise self._fail(err, req) from err
+        if hit is not None:
+            return self._record(self._make_call(reply=hit, hit=True, attempts=0, **req.base))
+        return req
+
+    def _from_cache(self, key: str) -> CachedReply | None:
+        mode = self.config.cache_mode
+        if mode in ("live", "replay") and self.cache is not None:
+            hit = self.cache.get(key)
+            if hit is not None:
+                return hit
+            if mode == "replay":
+                raise LLMError("replay_miss", f"no cached reply for request {key[:12]} (cache {self.cache.path}); "
+                               "run once in live or record mode first", self.config.model)
+        return None
+
+    def _done(self, req: _Request, reply: CachedReply) -> LLMCall:
+        if self.config.cache_mode in ("live", "record") and self.cache is not None:
+            self.cache.put(req.base["key"], self.config.model, reply)
+        return self._record(self._make_call(reply=reply, hit=False, attempts=req.attempts, **req.base))
+
+    def _make_call(self, *, key, step, task, messages, parents, reply=None, error=None, start, hit, attempts):
+        return LLMCall(id=self._new_id(step, key), step=step, task=task, method=self.method,
+                       model=self.config.model, messages=messages,
+                       response=reply.response if reply else None, error=error,
+                       prompt_tokens=reply.prompt_tokens if reply else 0,
+                       completion_tokens=reply.completion_tokens if reply else 0,
+                       latency_s=round(time.perf_counter() - start, 6), cache_hit=hit,
+                       parents=list(parents), attempts=attempts)
+
+    def _fail(self, exc: BaseException, req: _Request) -> LLMError:
+        kind = exc.kind if isinstance(exc, LLMError) else classify(exc)
+        message = _redact(exc.message if isinstance(exc, LLMError) else str(exc), self._api_key)
+        call = self._record(self._make_call(error=f"{kind}: {message}", hit=False, attempts=req.attempts,
+                                            **req.base))
+        return LLMError(kind, message, self.config.model, call)
+
+    # -- public API -------------------------------------------------------------------------------
+
+    def complete(self, messages: list[dict[str, str]], *, task: str, step: str, question: str,
+                 fields: dict[str, Any] | None = None, parents: Sequence[str] = (),
+                 max_tokens: int | None = None) -> LLMCall:
+        """One call (blocking). Returns the recorded call; raises ``LLMError`` (the call is still recorded)."""
+        req = self._begin(messages, task, step, question, fields, parents, max_tokens)
+        if isinstance(req, LLMCall):
+            return req
+
+        def attempt():
+            req.attempts += 1
+            return litellm.completion(**req.kwargs)
+
+        try:
+            with self._thread_slots:
+                reply = self._reply(self._retrying(tenacity.Retrying)(attempt))
+        except Exception as exc:  # noqa: BLE001 - every failure becomes one LLMError
+            raise self._fail(exc, req) from exc
+        return self._done(req, reply)
+
+    async def acomplete(self, messages: list[dict[str, str]], *, task: str, step: str, question: str,
+                        fields: dict[str, Any] | None = None, parents: Sequence[str] = (),
+                        max_tokens: int | None = None) -> LLMCall:
+        """Like ``complete`` but async; at most ``config.concurrency`` calls run at once per event loop."""
+        req = self._begin(messages, task, step, question, fields, parents, max_tokens)
+        if isinstance(req, LLMCall):
+            return req
+
+        async def attempt():
+            req.attempts += 1
+            return await litellm.acompletion(**req.kwargs)
+
+        try:
+            async with self._slots():
+                reply = self._reply(await self._retrying(tenacity.AsyncRetrying)(attempt))
+        except Exception as exc:  # noqa: BLE001
+            raise self._fail(exc, req) from exc
+        return self._done(req, reply)
+
+    def _slots(self) -> asyncio.Semaphore:
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            return self._loop_slots.setdefault(loop, asyncio.Semaphore(self.config.concurrency))
+
+    def test_connection(self) -> tuple[bool, str, float]:
+        """Send one tiny uncached request; (ok, what happened, seconds)."""
+        probe = LLMClient(self.config.model_copy(update={"cache_mode": "off", "num_retries": 0}),
+                          api_key=self._api_key)
+        start = time.perf_counter()
+        try:
+            call = probe.complete([{"role": "user", "content": "Reply with the single word: ready"}],
+                                  task="ping", step="test_connection", question="connection test",
+                                  max_tokens=8)
+        except LLMError as err:
+            return False, f"{err.kind}: {err.message}", time.perf_counter() - start
+        return True, f"replied {call.response!r}", time.perf_counter() - start
+

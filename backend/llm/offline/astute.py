@@ -1,0 +1,122 @@
+"""Astute RAG tasks of the offline model: source-aware consolidation and answer finalisation
+(astute-rag.md §3.4-3.5, §8).
+
+Passages are numbered 1..n in prompt order. Each is read with the extractive reader; passages that give
+no answer are excluded as irrelevant; the rest are grouped by the answer they support
+(``answers.cluster``). A group's source is ``memory`` (all its passages come from memory), ``external``
+(none do) or ``both``.
+
+Confidence of a group = its passages / all passages that gave an answer, +0.1 when it mixes memory and
+external passages (cross-source confirmation), capped at 1.0, 2 decimals. The final answer is the group
+with the highest confidence; ties go to a mixed-source group, then the larger group, then the group with
+the lowest document number.
+
+``answer_mode == "multi"`` (RAMDocs/AmbigDocs: several valid answers) tags the best group and every group
+that either (a) has at least half the best group's confidence and at least ``min(2, best group's size)``
+passages, or (b) names a different entity (``common.entity_of``: "Michael Irwin Jordan" vs "Michael Jeffrey
+Jordan") than every larger group. A second answer backed by two or more passages survives, and so does an
+answer about another entity; a lone passage against a larger group about the same entity (the usual shape
+of misinformation) does not.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from backend.llm.formats import IDK
+from backend.llm.offline.common import (Fields, entity_of, group_answers, is_memory_source, one_line,
+                                        passages, read_passages, same_entity)
+from backend.llm.reader import Reading
+
+#: Multi-answer mode keeps groups with at least this share of the best group's confidence.
+MULTI_RATIO = 0.5
+MIXED_BONUS = 0.1
+
+
+@dataclass(frozen=True)
+class _Group:
+    number: int          # new document number, 1-based
+    answer: str
+    docs: list[int]      # original document numbers, 1-based
+    source: str          # memory | external | both
+    summary: str
+    confidence: float
+    entity: tuple[str, ...] | None = None
+
+
+def _groups(fields: Fields) -> list[_Group]:
+    question = fields["question"]
+    ps = passages(fields)
+    readings: list[Reading] = read_passages(fields)
+    found = group_answers([r.answer for r in readings])
+    total = sum(len(g.members) for g in found)
+    out = []
+    for k, g in enumerate(found, start=1):
+        kinds = {"memory" if is_memory_source(ps[i].get("source")) else "external" for i in g.members}
+        source = kinds.pop() if len(kinds) == 1 else "both"
+        sentences = []
+        for i in g.members:
+            s = one_line(readings[i].sentence)
+            if s and s not in sentences:
+                sentences.append(s)
+        conf = len(g.members) / total + (MIXED_BONUS if source == "both" else 0.0)
+        entity = next((e for s in sentences if (e := entity_of(s, question))), None)
+        out.append(_Group(k, g.answer, [i + 1 for i in g.members], source, " ".join(sentences),
+                          round(min(1.0, conf), 2), entity))
+    return out
+
+
+def _group_lines(groups: list[_Group]) -> list[str]:
+    return [f"Document {g.number} (source: {g.source}; original documents: {', '.join(map(str, g.docs))}): "
+            f"{g.summary}" for g in groups]
+
+
+def _best(groups: list[_Group]) -> _Group:
+    return max(groups, key=lambda g: (g.confidence, g.source == "both", len(g.docs), -g.docs[0]))
+
+
+def _final(groups: list[_Group], multi: bool) -> list[_Group]:
+    best = _best(groups)
+    if not multi:
+        return [best]
+    need = min(2, len(best.docs))
+
+    def other_entity(g: _Group) -> bool:
+        larger = [h for h in groups if len(h.docs) > len(g.docs)]
+        return bool(g.entity) and bool(larger) and all(h.entity and not same_entity(g.entity, h.entity)
+                                                       for h in larger)
+
+    keep = [g for g in groups if g is best or other_entity(g)
+            or (g.confidence >= MULTI_RATIO * best.confidence and len(g.docs) >= need)]
+    return sorted(keep, key=lambda g: (-g.confidence, g.number))
+
+
+def consolidate(fields: Fields) -> str:
+    """``Document k (source: memory|external|both; original documents: i, j): <supporting sentences>``
+    per answer group; a one-line note when no passage answers the question."""
+    groups = _groups(fields)
+    if not groups:
+        return "No document contains information that answers the question."
+    return "\n".join(_group_lines(groups))
+
+
+def consolidate_answer(fields: Fields) -> str:
+    """Step 1 groups, Step 2 ``Group k: <answer> (confidence 0.67)``, Step 3 ``<ANSWER>x</ANSWER>``
+    (one tag per kept group in multi mode; ``<ANSWER>I don't know</ANSWER>`` when nothing answers)."""
+    groups = _groups(fields)
+    if not groups:
+        return ("Step 1: No document contains information that answers the question.\n"
+                f"Step 3: <ANSWER>{IDK}</ANSWER>")
+    multi = str(fields.get("answer_mode") or "").lower() == "multi"
+    final = _final(groups, multi)
+    lines = ["Step 1:", *_group_lines(groups), "Step 2:"]
+    lines += [f"Group {g.number}: {g.answer} (confidence {g.confidence:.2f})" for g in groups]
+    why = "; ".join(f"group {g.number} ({g.source}, {len(g.docs)} document{'s' if len(g.docs) > 1 else ''}, "
+                    f"confidence {g.confidence:.2f})" for g in final)
+    lines.append(f"Step 3: The best supported {'answers come from' if len(final) > 1 else 'answer comes from'} "
+                 f"{why}.")
+    lines += [f"<ANSWER>{g.answer}</ANSWER>" for g in final]
+    return "\n".join(lines)
+
+
+HANDLERS = {"consolidate": consolidate, "consolidate_answer": consolidate_answer}

@@ -1,0 +1,57 @@
+"""The two baselines every paper compares against.
+
+* ``no_rag``: closed book; the model answers from its own memory (the offline model: ``internal_knowledge``).
+* ``vanilla_rag``: the evidence documents concatenated into one prompt (RAMDocs/MADAM's "concatenated
+  documents" baseline; RA-RAG's "Naive RAG").
+
+Both use a keyword-answer prompt with the "I don't know" rule (RA-RAG App. G structure) and
+``formats.parse_short_answer``. An "I don't know" reply is an abstention.
+"""
+
+from __future__ import annotations
+
+from backend.llm.formats import parse_short_answer
+from backend.methods.base import Method, Outcome, RunContext, passages_field
+from backend.schema import BaselineTrace, Question
+
+SYSTEM = ("Answer the question with only the essential keywords, without explanations. "
+          "If you do not confidently know the answer, just say \"I don't know\".")
+
+
+def closed_book_prompt(question: str) -> list[dict[str, str]]:
+    return [{"role": "system", "content": SYSTEM},
+            {"role": "user", "content": f"Question: {question}\nAnswer:"}]
+
+
+def documents_prompt(question: str, texts: list[str]) -> list[dict[str, str]]:
+    context = "\n".join(f"Document {i}: {t}" for i, t in enumerate(texts, start=1))
+    return [{"role": "system", "content": SYSTEM + " Use only the given documents, not internal knowledge."},
+            {"role": "user", "content": f"Context:\n{context}\nQuestion: {question}\nAnswer:"}]
+
+
+def _outcome(reply: str, trace: BaselineTrace) -> Outcome:
+    parsed = parse_short_answer(reply)
+    trace.raw_answer, trace.parsed_answer, trace.parse_note = reply, parsed.value, parsed.note
+    return Outcome([parsed.value] if parsed.value else [], parsed.value is None, trace)
+
+
+class NoRAG(Method):
+    name = "no_rag"
+
+    async def _run(self, question: Question, ctx: RunContext) -> Outcome:
+        call = await ctx.client.acomplete(closed_book_prompt(question.question), task="closed_book",
+                                          step="answer", question=question.question,
+                                          fields={"memory": question.internal_knowledge})
+        return _outcome(call.response or "", BaselineTrace(evidence_mode="none"))
+
+
+class VanillaRAG(Method):
+    name = "vanilla_rag"
+
+    async def _run(self, question: Question, ctx: RunContext) -> Outcome:
+        docs = ctx.evidence(question)
+        call = await ctx.client.acomplete(documents_prompt(question.question, [d.text for d in docs]),
+                                          task="keyword_answer", step="answer", question=question.question,
+                                          fields={"passages": passages_field(docs)})
+        trace = BaselineTrace(evidence_mode=ctx.evidence_mode, documents=[d.id for d in docs])
+        return _outcome(call.response or "", trace)

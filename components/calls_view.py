@@ -1,0 +1,27 @@
+"""Model-call log shaping: calls -> frames and summary numbers (pure)."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from backend.schema import LLMCall
+
+COLUMNS = ["id", "method", "step", "task", "model", "cache hit", "attempts", "prompt tokens",
+           "completion tokens", "latency s", "error"]
+
+
+def calls_frame(calls: list[LLMCall], methods: list[str] | None = None, steps: list[str] | None = None) -> pd.DataFrame:
+    rows = [{"id": c.id, "method": c.method or "—", "step": c.step, "task": c.task, "model": c.model,
+             "cache hit": c.cache_hit, "attempts": c.attempts, "prompt tokens": c.prompt_tokens,
+             "completion tokens": c.completion_tokens, "latency s": round(c.latency_s, 4), "error": c.error or ""}
+            for c in calls
+            if (not methods or (c.method or "—") in methods) and (not steps or c.step in steps)]
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def summary(calls: list[LLMCall]) -> dict[str, float]:
+    return {"calls": len(calls), "cache hits": sum(c.cache_hit for c in calls),
+            "uncached": sum(not c.cache_hit for c in calls),
+            "tokens": sum(c.prompt_tokens + c.completion_tokens for c in calls),
+            "model seconds": round(sum(c.latency_s for c in calls if not c.cache_hit), 2),
+            "errors": sum(bool(c.error) for c in calls)}

@@ -1,0 +1,63 @@
+"""Overview runs the baselines; Model calls lists them, shows a prompt, clears the cache; test connection."""
+
+from streamlit.testing.v1 import AppTest
+
+from tests.conftest import ROOT
+
+APP = str(ROOT / "app.py")
+
+
+def _on(page: str) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=180).run()
+    at.switch_page(page).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_overview_runs_baselines_then_calls_page_lists_them():
+    at = _on("pages/overview.py")
+    assert "heuristic reader" in " ".join(c.value for c in at.caption)
+    at.button(key="overview.run").click().run()
+    assert not at.exception, at.exception
+    frame = next(f.value for f in at.dataframe if "method" in f.value.columns)
+    assert set(frame["method"]) == {"no_rag", "vanilla_rag"}
+    vanilla = frame.set_index("method").loc["vanilla_rag"]
+    assert "3,559" in vanilla["answers"] and vanilla["model calls"] == 1
+    at.toggle(key="overview.show_truth").set_value(True).run()
+    frame = next(f.value for f in at.dataframe if "verdict" in f.value.columns)
+    assert frame.set_index("method").loc["vanilla_rag", "verdict"] == "correct"
+    assert frame.set_index("method").loc["no_rag", "verdict"] == "abstained"
+
+    at.switch_page("pages/calls.py").run()
+    assert not at.exception, at.exception
+    calls = next(f.value for f in at.dataframe if "step" in f.value.columns)
+    assert set(calls["method"]) == {"no_rag", "vanilla_rag"} and len(calls) == 2
+    at.multiselect(key="calls.methods").set_value(["vanilla_rag"]).run()
+    calls = next(f.value for f in at.dataframe if "step" in f.value.columns)
+    assert list(calls["method"]) == ["vanilla_rag"]
+    shown = "\n".join(c.value for c in at.code)
+    assert "Question: What is the population of Broken Bow?" in shown and "3,559" in shown
+    at.button(key="calls.clear_cache").click().run()
+    assert not at.exception
+    assert "0 cached replies" in " ".join(c.value for c in at.caption)
+
+
+def test_rerun_is_served_from_cache():
+    at = _on("pages/overview.py")
+    at.button(key="overview.run").click().run()
+    at.switch_page("pages/calls.py").run()
+    before = next(f.value for f in at.dataframe if "step" in f.value.columns)
+    at.switch_page("pages/overview.py").run()
+    at.button(key="overview.run").click().run()
+    at.switch_page("pages/calls.py").run()
+    after = next(f.value for f in at.dataframe if "step" in f.value.columns)
+    assert len(after) == len(before) + 2
+    assert after["cache hit"].iloc[-2:].all()
+
+
+def test_test_connection_with_offline_model():
+    at = AppTest.from_file(APP, default_timeout=180).run()
+    at.button(key="app.test_connection").click().run()
+    assert not at.exception, at.exception
+    assert at.success and "Connected" in at.success[0].value
+    assert "ready" in " ".join(t.value for t in at.text)
