@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 import backend  # noqa: F401  (offline environment variables)
 
@@ -74,6 +75,27 @@ def _load_or_exit(path: str, fmt: str = "auto"):
         raise SystemExit(2) from None
 
 
+class _Bars:
+    """tqdm progress bars on stderr, one per named step, each created on its first non-empty report."""
+
+    def __init__(self) -> None:
+        self.bars: dict[str, Any] = {}
+
+    def step(self, what: str):
+        def update(done: int, total: int) -> None:
+            if what not in self.bars and total:
+                from tqdm import tqdm
+
+                self.bars[what] = tqdm(total=total, desc=what, unit="item", file=sys.stderr)
+            if what in self.bars:
+                self.bars[what].update(done - self.bars[what].n)
+        return update
+
+    def close(self) -> None:
+        for bar in self.bars.values():
+            bar.close()
+
+
 def _cmd_inspect(args: argparse.Namespace) -> int:
     import json
 
@@ -88,7 +110,16 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
         return 2
     if missing:
         print(f"note: not implemented yet, skipped: {', '.join(missing)}", file=sys.stderr)
-    results = _runner(args, ds).run(question, names)
+    runner = _runner(args, ds)
+    if "ra_rag" in names and ds.multi_source:  # stage 1 on first need, with progress (then cached on disk)
+        bars = _Bars()
+        try:
+            runner.reliability(on_progress=bars.step("RA-RAG stage 1: per-source answers"))
+        except Exception:  # noqa: BLE001 - the run below reports it as RA-RAG's error
+            pass
+        finally:
+            bars.close()
+    results = runner.run(question, names)
     if args.json:
         print(json.dumps({"question": {"id": question.id, "question": question.question},
                           "results": {m: r.model_dump(mode="json") for m, r in results.items()}},
@@ -97,6 +128,47 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
     from backend.report import print_inspect
 
     print_inspect(question, results)
+    return 0
+
+
+def _cmd_reliability(args: argparse.Namespace) -> int:
+    """RA-RAG stage 1 over a dataset's unlabelled calibration questions; estimated vs true reliability."""
+    import json
+
+    from backend.llm.client import LLMError
+    from backend.reliability import cache_path, compare_with_truth
+    from backend.retrieval import RetrievalError
+
+    ds = _load_or_exit(args.dataset, args.format)
+    if not ds.multi_source:
+        print(f"error: {args.dataset}: the documents name no source, so each document is its own source and "
+              "there is no source reliability to estimate (RA-RAG reduces to majority voting)", file=sys.stderr)
+        return 2
+    if args.limit is not None and args.limit < 1:
+        print("error: --limit must be at least 1", file=sys.stderr)
+        return 2
+    runner = _runner(args, ds)
+    cached = None if args.refresh else runner.cached_reliability(args.limit)
+    bars = _Bars()
+    try:
+        if cached is None and args.evidence == "retrieve":
+            runner.retriever().build(on_progress=bars.step("embedding documents"))
+        est = cached or runner.reliability(limit=args.limit, on_progress=bars.step("stage 1: per-source answers"),
+                                           refresh=args.refresh)
+    except (LLMError, RetrievalError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+    finally:
+        bars.close()
+    if cached is not None:
+        print(f"note: loaded from {cache_path(est.dataset, est.key)} (--refresh recomputes)", file=sys.stderr)
+    report = compare_with_truth(est, ds.sources)
+    if args.json:
+        print(json.dumps(report, ensure_ascii=False))
+        return 0
+    from backend.report import print_reliability
+
+    print_reliability(report, est)
     return 0
 
 
@@ -139,6 +211,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print one JSON object")
     _add_model_args(p)
     p.set_defaults(func=_cmd_inspect)
+
+    p = sub.add_parser("reliability", help="RA-RAG stage 1: estimate source reliability without labels")
+    p.add_argument("--dataset", required=True)
+    p.add_argument("--evidence", choices=["given", "retrieve"], default="given",
+                   help="given: each question's own documents of the source; retrieve: top-3 from the "
+                        "source's index partition (the paper's setting)")
+    p.add_argument("--limit", type=int, default=None,
+                   help="calibration questions (default 200, the paper's M1; the first N of the dataset)")
+    p.add_argument("--refresh", action="store_true", help="recompute even when a cached result exists")
+    p.add_argument("--format", choices=["auto", "project", "ramdocs"], default="auto")
+    p.add_argument("--json", action="store_true",
+                   help='print {"sources": [...], "mae", "pearson_r", "iterations"}')
+    _add_model_args(p)
+    p.set_defaults(func=_cmd_reliability)
 
     p = sub.add_parser("build-sample", help="regenerate sample_data/ deterministically")
     from backend.paths import SAMPLE_DATA

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
-from backend.schema import MethodResult, Question
+from backend.schema import MethodResult, Question, ReliabilityEstimate
 
 
 def print_inspect(question: Question, results: dict[str, MethodResult]) -> None:
@@ -17,3 +17,22 @@ def print_inspect(question: Question, results: dict[str, MethodResult]) -> None:
         table.add_row(name, "; ".join(r.answers) or "—", "yes" if r.abstained else "no",
                       f"{len(r.calls)} ({cached})", f"{r.wall_s:.2f}", r.error or "")
     console.print(table)
+
+
+def print_reliability(report: dict, est: ReliabilityEstimate) -> None:
+    """RA-RAG stage 1: per source ŵ, v, true p_i (when known), counts; then MAE, r and convergence."""
+    console = Console()
+    table = Table("source", "ŵ", "v", "true p", "|ŵ−p|", "answered", "agreed", "IDK", "no docs", title=f"RA-RAG stage 1 on {est.dataset} ({est.questions} questions, "
+                                        f"{est.model}, evidence {est.evidence_mode})")
+    for s in report["sources"]:
+        table.add_row(s["name"], _num(s["estimated"]), _num(s["weight"]), _num(s["true_reliability"]),
+                      _num(s["abs_error"]), str(s["answered"]), str(s["agreed"]), str(s["idk"]),
+                      str(s["no_documents"]))
+    console.print(table)
+    state = "converged" if est.converged else "stopped at a cycle" if est.cycle else "hit the iteration limit"
+    console.print(f"MAE {_num(report['mae'])} · Pearson r {_num(report['pearson_r'])} · {est.iterations} "
+                  f"iterations ({state}) · {est.calls} model calls ({est.cache_hits} cached)", highlight=False)
+
+
+def _num(x: float | None) -> str:
+    return "—" if x is None else f"{x:.3f}"

@@ -54,3 +54,17 @@ def keep_widget_state() -> None:
 
 def current_selection() -> Selection | None:
     return st.session_state.get(SELECTION_KEY)
+
+
+def require_selection(model_note: bool = True) -> Selection:
+    """The sidebar's selection; without one, a hint and ``st.stop()``. ``model_note``: say under the title
+    that the offline model is a heuristic reader when it is the selected model."""
+    selection = current_selection()
+    if selection is None:
+        st.info("Pick a dataset in the sidebar.")
+        st.stop()
+    if model_note and selection.model.model.startswith("offline/"):
+        from backend.llm.offline import MODEL_NOTE
+
+        st.caption(MODEL_NOTE)
+    return selection

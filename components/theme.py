@@ -11,3 +11,12 @@ KIND_COLORS = {
 KIND_ORDER = ["correct", "misinfo", "noise", "unlabelled"]
 KIND_LABELS = {"correct": "correct", "misinfo": "misinformation", "noise": "noise", "unlabelled": "unlabelled"}
 BADGE_COLORS = {"correct": "green", "misinfo": "red", "noise": "gray", "unlabelled": "orange"}
+
+#: RA-RAG aggregations, identical on every chart that compares them.
+VARIANT_COLORS = {
+    "mv": "#9e9e9e",            # grey: plain majority voting
+    "wmv": "#1565c0",           # blue: all sources, estimated weights
+    "rrss": "#2e7d32",          # green: RA-RAG (κ-RRSS + WMV)
+    "oracle_wmv": "#6a1b9a",    # purple: true reliabilities (evaluation only)
+}
+VARIANT_LABELS = {"mv": "MV", "wmv": "WMV", "rrss": "RA-RAG (κ-RRSS)", "oracle_wmv": "oracle WMV"}

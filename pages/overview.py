@@ -2,24 +2,18 @@
 
 import streamlit as st
 
-from backend.llm.offline import MODEL_NOTE
 from backend.methods import ALL_METHODS, METHODS
 from components import overview_view as view
 from components.navigation import ensure_navigation
 from components.runs import cached_results, run_methods
-from components.state import current_selection, init_page_state, key
+from components.state import init_page_state, key, require_selection
 
 PAGE = "overview"
 ensure_navigation()
 available = [m for m in ALL_METHODS if m in METHODS]
 init_page_state(PAGE, {"methods": available, "show_truth": False})
 st.title("Overview")
-selection = current_selection()
-if selection is None:
-    st.info("Pick a dataset in the sidebar.")
-    st.stop()
-if selection.model.model.startswith("offline/"):
-    st.caption(MODEL_NOTE)
+selection = require_selection()
 
 question = selection.question
 st.text(question.question)

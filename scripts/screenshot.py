@@ -18,6 +18,7 @@ def main() -> None:
     p.add_argument("out")
     p.add_argument("--click", action="append", default=[], help="text of an element to click, in order")
     p.add_argument("--wait-for", default=None, help="text that must appear before the shot")
+    p.add_argument("--then-wait-for", default=None, help="text that must appear after the clicks")
     p.add_argument("--height", type=int, default=1400)
     p.add_argument("--width", type=int, default=1400)
     a = p.parse_args()
@@ -30,6 +31,8 @@ def main() -> None:
         for text in a.click:
             page.get_by_text(text, exact=True).first.click()
             page.wait_for_timeout(1500)
+        if a.then_wait_for:
+            page.get_by_text(a.then_wait_for).first.wait_for(timeout=180_000)
         page.wait_for_timeout(1500)
         page.screenshot(path=a.out)
         browser.close()

@@ -6,11 +6,11 @@ from __future__ import annotations
 import asyncio
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
 from backend.llm.client import LLMClient, LLMError
-from backend.schema import Document, MethodResult, Question, Trace
+from backend.schema import Document, MethodResult, Question, ReliabilityEstimate, Trace
 
 EvidenceMode = Literal["given", "retrieve"]
 
@@ -26,6 +26,10 @@ class RunContext:
     retriever: Any | None = None          # backend.retrieval.Retriever over the stripped dataset
     evidence_mode: EvidenceMode = "given"
     top_k: int = 3
+    #: The dataset's named sources in dataset order (empty when documents name no source).
+    sources: list[str] = field(default_factory=list)
+    #: RA-RAG stage-1 weights for this dataset and model: an unsupervised estimate, not ground truth.
+    reliability: ReliabilityEstimate | None = None
 
     def evidence(self, question: Question, source: str | None = None, k: int | None = None) -> list[Document]:
         from backend.retrieval import evidence

@@ -7,10 +7,15 @@ from tests.conftest import ROOT
 APP = str(ROOT / "app.py")
 
 
+BASELINES = ["no_rag", "vanilla_rag"]
+
+
 def _on(page: str) -> AppTest:
     at = AppTest.from_file(APP, default_timeout=180).run()
     at.switch_page(page).run()
     assert not at.exception, at.exception
+    if page == "pages/overview.py":  # these tests count the baselines' calls; other methods have their own tests
+        at.multiselect(key="overview.methods").set_value(BASELINES).run()
     return at
 
 

@@ -1,0 +1,171 @@
+"""Sources page shaping and charts (RA-RAG): pure functions of a ``RARAGTrace`` / ``ReliabilityEstimate``.
+
+Every number comes from the trace or the stage-1 estimate; the truth overlay (document types, answer
+types, true reliability) is joined in here only when asked for.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from backend.answers import exact_match
+from backend.reliability import compare_with_truth
+from backend.schema import Document, Question, RARAGTrace, RASourceAnswer, ReliabilityEstimate, Source
+from components.dataset_view import doc_kind
+from components.theme import KIND_COLORS, KIND_LABELS, VARIANT_COLORS, VARIANT_LABELS
+
+WALK_LABELS = {"selected": "✔ selected", "skipped": "⤼ skipped (IDK)", "not_queried": "∅ never queried"}
+IDK_TEXT = "IDK"
+
+
+def answer_type(answer: str | None, question: Question) -> str:
+    """The paper's answer taxonomy (truth overlay), by Exact Match as in the paper: correct / incorrect
+    (a planted wrong answer) / IDK / hallucination (anything else)."""
+    if answer is None:
+        return "IDK"
+    if not question.gold_answers:
+        return "no gold answers"
+    if any(exact_match(answer, g) for g in question.gold_answers):
+        return "correct"
+    return "incorrect" if any(exact_match(answer, w) for w in question.wrong_answers) else "hallucination"
+
+
+def _doc_types(ids: list[str], docs_by_id: dict[str, Document]) -> str:
+    kinds = Counter(KIND_LABELS[doc_kind(docs_by_id[i])] if i in docs_by_id else "unlabelled" for i in ids)
+    return ", ".join(f"{k} ×{n}" for k, n in kinds.items()) or "—"
+
+
+def _call_label(s: RASourceAnswer) -> str:
+    if not s.queried:
+        return "none (never queried)"
+    if not s.called:
+        return "none (no documents)"
+    return "for the MV/WMV comparison only" if s.step == "compare_answer" else "yes"
+
+
+def source_frame(trace: RARAGTrace, question: Question, docs_by_id: dict[str, Document], show_truth: bool,
+                 true_reliability: dict[str, float | None] | None = None) -> pd.DataFrame:
+    """One row per source in walk order: weight, evidence, raw answer, ROUGE-1 precision, f_align verdict."""
+    status = {w.source: WALK_LABELS[w.status] for w in trace.walk}
+    rows = []
+    for s in trace.sources:
+        row = {"rank": s.rank, "source": s.source, "weight v": round(s.weight, 3),
+               "estimated ŵ": None if s.estimated is None else round(s.estimated, 3),
+               "κ-RRSS": status.get(s.source, "—"), "documents": len(s.documents),
+               "model call": _call_label(s),
+               "raw answer": s.raw_answer if s.raw_answer is not None else "—",
+               "ROUGE-1 P": None if s.rouge1_precision is None else round(s.rouge1_precision, 2),
+               "filtered answer": s.filtered_answer if s.filtered_answer is not None
+               else (IDK_TEXT if s.queried else "—"),
+               "why IDK": s.filter_reason or ("never queried" if not s.queried else "")}
+        if show_truth:
+            row["true p"] = (true_reliability or {}).get(s.source)
+            row["document types"] = _doc_types(s.documents, docs_by_id)
+            row["answer type (EM)"] = answer_type(s.filtered_answer, question) if s.queried else "—"
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def walk_frame(trace: RARAGTrace) -> pd.DataFrame:
+    answers = {s.source: s for s in trace.sources}
+    rows = [{"order": w.rank, "source": w.source, "weight v": round(w.weight, 3), "step": WALK_LABELS[w.status],
+             "filtered answer": (answers[w.source].filtered_answer or IDK_TEXT) if w.status != "not_queried"
+             else "—"} for w in trace.walk]
+    return pd.DataFrame(rows, columns=["order", "source", "weight v", "step", "filtered answer"])
+
+
+def walk_summary(trace: RARAGTrace) -> str:
+    counts = Counter(w.status for w in trace.walk)
+    asked = counts["selected"] + counts["skipped"]
+    text = (f"κ = {trace.kappa}: the walk asked {asked} of {len(trace.walk)} sources ({trace.walk_calls} model "
+            f"calls; WMV over every source needs up to {len(trace.walk)}): {counts['selected']} selected, "
+            f"{counts['skipped']} skipped as IDK, {counts['not_queried']} never queried.")
+    if trace.compare_calls:
+        text += (f" {trace.compare_calls} more call(s) were made after the walk only to show MV and WMV "
+                 "beside it; κ-RRSS did not use them.")
+    return text
+
+
+def votes_figure(trace: RARAGTrace) -> go.Figure:
+    """Grouped bars: each answer cluster's score under MV (count), WMV and κ-RRSS (Σ v)."""
+    fig = go.Figure()
+    answers = [v.answer for v in trace.votes]
+    for variant in ("mv", "wmv", "rrss", "oracle_wmv"):
+        values = [getattr(v, variant) for v in trace.votes]
+        if not answers or all(x is None for x in values):
+            continue
+        winner = trace.answers.get(variant)
+        fig.add_bar(name=f"{VARIANT_LABELS[variant]} → {winner if winner else IDK_TEXT}", x=answers,
+                    y=[x or 0.0 for x in values], marker_color=VARIANT_COLORS[variant],
+                    text=[f"{x:.2f}" if x is not None else "" for x in values], textposition="outside")
+    fig.update_layout(barmode="group", title="Votes per answer: MV vs WMV vs RA-RAG (κ-RRSS)",
+                      xaxis_title="answer cluster (normalised filtered answers)",
+                      yaxis_title="score (MV: votes; WMV, κ-RRSS: sum of weights v)", legend_title="aggregation → winner",
+                      height=380, margin=dict(t=50, b=40, l=40, r=10))
+    fig.add_hline(y=0, line_color="#616161", line_width=1)
+    return fig
+
+
+def reliability_report(est: ReliabilityEstimate, sources: list[Source], show_truth: bool) -> dict:
+    """``compare_with_truth`` with the truth left out unless the overlay is on."""
+    return compare_with_truth(est, sources if show_truth else [])
+
+
+def reliability_frame(report: dict, show_truth: bool) -> pd.DataFrame:
+    rows = [{"source": s["name"], "estimated ŵ": s["estimated"], "weight v": s["weight"],
+             "answered": s["answered"], "agreed with ŷ": s["agreed"], "IDK": s["idk"],
+             "no documents": s["no_documents"],
+             **({"true p": s["true_reliability"], "|ŵ − p|": s["abs_error"]} if show_truth else {})}
+            for s in report["sources"]]
+    return pd.DataFrame(rows)
+
+
+def reliability_figure(report: dict, show_truth: bool) -> go.Figure:
+    """Estimated vs true reliability with the y = x line (truth overlay), else estimated ŵ per source."""
+    rows = [s for s in report["sources"] if s["estimated"] is not None]
+    fig = go.Figure()
+    if show_truth and any(s["true_reliability"] is not None for s in rows):
+        known = [s for s in rows if s["true_reliability"] is not None]
+        fig.add_scatter(x=[0, 1], y=[0, 1], mode="lines", name="y = x (perfect estimate)",
+                        line=dict(color=KIND_COLORS["noise"], dash="dash"))
+        fig.add_scatter(x=[s["true_reliability"] for s in known], y=[s["estimated"] for s in known],
+                        mode="markers+text", text=[s["name"] for s in known], textposition="top center",
+                        marker=dict(size=11, color=KIND_COLORS["external"]), name="source")
+        mae, r = report["mae"], report["pearson_r"]
+        fig.update_layout(title=f"Estimated vs true source reliability (MAE {_fmt(mae)}, Pearson r {_fmt(r)})",
+                          xaxis_title="true reliability p (ground truth)", yaxis_title="estimated reliability ŵ")
+        fig.update_xaxes(range=[-0.02, 1.02])
+    else:
+        fig.add_bar(x=[s["name"] for s in rows], y=[s["estimated"] for s in rows],
+                    marker_color=KIND_COLORS["external"], name="ŵ")
+        fig.update_layout(title="Estimated source reliability ŵ (turn on ground truth to compare with the truth)",
+                          xaxis_title="source", yaxis_title="estimated reliability ŵ")
+    fig.update_yaxes(range=[-0.02, 1.05])
+    fig.update_layout(height=400, margin=dict(t=50, b=40, l=40, r=10))
+    return fig
+
+
+def convergence_figure(est: ReliabilityEstimate) -> go.Figure:
+    """ŵ per source after each stage-1 iteration, and how many pseudo-labels changed (right axis)."""
+    fig = make_subplots(specs=[[{"secondary_y": True}]])
+    its = [h.iteration for h in est.history]
+    fig.add_bar(x=its, y=[h.changed for h in est.history], name="pseudo-labels changed",
+                marker_color=KIND_COLORS["noise"], opacity=0.35, secondary_y=True)
+    for i, s in enumerate(est.sources):
+        fig.add_scatter(x=its, y=[h.estimated[i] for h in est.history], mode="lines+markers", name=s.name,
+                        secondary_y=False)
+    state = "converged" if est.converged else "stopped at a cycle" if est.cycle else "hit the iteration limit"
+    fig.update_layout(title=f"Stage 1 convergence: {est.iterations} iterations ({state})", height=380,
+                      legend_title="source", margin=dict(t=50, b=40, l=40, r=10))
+    fig.update_xaxes(title_text="iteration", dtick=1)
+    fig.update_yaxes(title_text="estimated reliability ŵ", secondary_y=False)
+    fig.update_yaxes(title_text="pseudo-labels changed (questions)", secondary_y=True)
+    return fig
+
+
+def _fmt(x: float | None) -> str:
+    return "—" if x is None else f"{x:.3f}"

@@ -1,0 +1,129 @@
+"""Sources (RA-RAG): per-source answers, f_align and the κ-RRSS walk for the selected question; the
+stage-1 source reliability over the dataset (estimated vs true, convergence)."""
+
+import streamlit as st
+
+from components import runs
+from components import sources_view as view
+from components.documents import render_document
+from components.navigation import ensure_navigation
+from components.state import init_page_state, key, require_selection
+from components.theme import VARIANT_LABELS
+
+PAGE = "sources"
+ensure_navigation()
+init_page_state(PAGE, {"show_truth": False, "evidence": "given", "calibration": 200})
+st.title("Sources")
+selection = require_selection()
+
+ds, question = selection.dataset, selection.question
+st.text(question.question)
+st.caption(f"{question.id} · {len(question.documents)} documents · model {selection.model.model}")
+show_truth = st.toggle("Show ground truth", key=key(PAGE, "show_truth"),
+                       help="Overlay document types, answer types and true source reliability. RA-RAG never sees them.")
+
+multi = ds.multi_source
+if not multi:
+    st.info("This dataset's documents name no source, so each document is its own source. Sources never recur "
+            "across questions, so there is no reliability to estimate: RA-RAG reduces to majority voting with the "
+            "misalignment filter (f_align) over the question's documents.")
+    evidence, calibration = "given", None
+else:
+    cols = st.columns(2)
+    evidence = cols[0].radio("evidence per source", ["given", "retrieve"], key=key(PAGE, "evidence"), horizontal=True,
+                             help="given: the question's own documents of each source; retrieve: the top 3 of the "
+                                  "source's documents in the retrieval index (the paper's setting).")
+    if st.session_state[key(PAGE, "calibration")] > len(ds.questions):
+        st.session_state[key(PAGE, "calibration")] = len(ds.questions)
+    calibration = cols[1].number_input("calibration questions (stage 1)", 1, len(ds.questions),
+                                       key=key(PAGE, "calibration"),
+                                       help="The first N questions, answered by every source without labels "
+                                            "(the paper uses 200).")
+
+
+def _stage1():
+    """Run (or load) stage 1 with progress bars; None when documents name no source."""
+    if not multi:
+        return None
+    index_bar, bar = st.empty(), st.empty()
+    step = {"last": -1}
+
+    def progress(slot, what):
+        def update(done, total):
+            pct = int(100 * done / max(total, 1))
+            if pct != step["last"] or done == total:  # at most ~100 updates
+                step["last"] = pct
+                slot.progress(pct / 100, text=f"{what}: {done:,}/{total:,}")
+        return update
+
+    est = runs.reliability(selection, evidence, calibration, on_progress=progress(bar, "Stage 1: per-source answers"),
+                           on_index_progress=progress(index_bar, "Embedding documents"))
+    index_bar.empty()
+    bar.empty()
+    return est
+
+
+settings = dict(evidence_mode=evidence, calibration=calibration, method_params={"ra_rag": {"compare_all": True}})
+est = runs.cached_reliability(selection, evidence, calibration) if multi else None
+results = runs.cached_results(selection, ["ra_rag"], **settings)
+buttons = st.columns(2)
+if buttons[0].button("Run RA-RAG", type="primary", key=key(PAGE, "run")):
+    est = est or _stage1()
+    with st.spinner("Running RA-RAG on this question…"):
+        results = runs.run_methods(selection, ["ra_rag"], **settings)
+if multi and est is None and buttons[1].button("Estimate source reliability (stage 1)", key=key(PAGE, "stage1")):
+    est = _stage1()
+
+
+def _render_question(result) -> None:
+    t = result.trace
+    if result.error or t is None:
+        st.error("RA-RAG failed on this question:")
+        st.text(result.error or "no trace")
+        return
+    st.subheader("Answer")
+    cols = st.columns(len(t.answers))
+    for col, (variant, answer) in zip(cols, t.answers.items()):
+        col.metric(VARIANT_LABELS[variant], answer or view.IDK_TEXT)
+    st.text(f"Weights: {t.weights_note}")
+    for note in t.notes:
+        st.text(f"Note: {note}")
+    if show_truth:
+        st.text(f"Gold answers: {'; '.join(question.gold_answers) or '—'}")
+    st.subheader("Per-source answers")
+    docs_by_id = {d.id: d for _, d in ds.documents()}
+    truth = {s.name: s.true_reliability for s in ds.sources}
+    st.dataframe(view.source_frame(t, question, docs_by_id, show_truth, truth), hide_index=True)
+    with st.expander("Documents each source gave the model"):
+        for s in (s for s in t.sources if s.documents):
+            st.text(f"{s.rank}. {s.source}")
+            for doc_id in s.documents:
+                if doc_id in docs_by_id:
+                    render_document(st, docs_by_id[doc_id], show_truth, key_prefix=f"{PAGE}.{s.source}")
+    if t.walk:
+        st.subheader("κ-RRSS walk")
+        st.caption("Sources in descending weight: IDK sources are skipped; the walk stops at κ selected sources.")
+        st.text(view.walk_summary(t))
+        st.dataframe(view.walk_frame(t), hide_index=True)
+    st.plotly_chart(view.votes_figure(t), key=key(PAGE, "votes"))
+
+
+def _render_dataset(est) -> None:
+    st.subheader("Source reliability over the dataset (stage 1)")
+    st.text(f"{est.questions} unlabelled calibration questions · evidence {est.evidence_mode} · {est.calls:,} model "
+            f"calls ({est.cache_hits:,} cached) · {est.iterations} iterations")
+    report = view.reliability_report(est, ds.sources, show_truth)
+    st.dataframe(view.reliability_frame(report, show_truth), hide_index=True)
+    st.plotly_chart(view.reliability_figure(report, show_truth), key=key(PAGE, "reliability"))
+    st.plotly_chart(view.convergence_figure(est), key=key(PAGE, "convergence"))
+
+
+if results is None:
+    st.info("Press Run RA-RAG: the first run on a dataset estimates source reliability (stage 1) with a progress "
+            "bar; results are cached, so re-running costs no model calls.")
+else:
+    _render_question(results["ra_rag"])
+if est is not None:
+    _render_dataset(est)
+elif multi:
+    st.caption("Stage 1 has not run yet for this dataset, model, evidence mode and calibration size.")

@@ -1,0 +1,67 @@
+"""Sources page shaping (components/sources_view.py) on the paper's Fig. 3 example, without Streamlit."""
+
+import pytest
+
+from backend.llm.providers import scripted
+from backend.methods.ra_rag import RARAG
+from backend.schema import ReliabilityEstimate, ReliabilityIteration, Source, SourceReliability
+from components import sources_view as view
+from tests.methods.test_ra_rag import FIG3, _fig3_estimate, _fig3_question, _fig3_reply, _scripted_ctx
+
+
+@pytest.fixture(scope="module")
+def fig3():
+    with scripted({"keyword_answer": _fig3_reply}):
+        result = RARAG(compare_all=True).run(_fig3_question(), _scripted_ctx(_fig3_estimate()))
+    return _fig3_question(), result.trace
+
+
+def test_source_frame_and_truth_overlay(fig3):
+    question, trace = fig3
+    frame = view.source_frame(trace, question, {}, show_truth=False)
+    assert list(frame["source"]) == ["S2", "S4", "S6", "S3", "S5", "S1"]
+    assert list(frame["filtered answer"])[3] == "IDK" and list(frame["why IDK"])[3] == "model said I don't know"
+    assert list(frame["κ-RRSS"])[-1] == "∅ never queried" and "true p" not in frame.columns
+    assert list(frame["model call"]) == ["yes"] * 5 + ["for the MV/WMV comparison only"]
+    truth = {s: p for s, (_, p, _) in FIG3.items()}
+    frame = view.source_frame(trace, question, {}, show_truth=True, true_reliability=truth)
+    assert list(frame["true p"]) == [0.97, 0.78, 0.79, 0.55, 0.53, 0.39]
+    assert list(frame["answer type (EM)"]) == ["correct", "hallucination", "hallucination", "IDK", "hallucination",
+                                          "hallucination"]
+
+
+def test_walk_and_votes(fig3):
+    _, trace = fig3
+    walk = view.walk_frame(trace)
+    assert list(walk["step"]) == ["✔ selected"] * 3 + ["⤼ skipped (IDK)", "✔ selected", "∅ never queried"]
+    summary = view.walk_summary(trace)
+    assert "asked 5 of 6 sources (5 model calls" in summary and "1 more call(s)" in summary
+    fig = view.votes_figure(trace)
+    bars = {d.name: dict(zip(d.x, d.y)) for d in fig.data}
+    assert set(bars) == {"MV → southern ocean", "WMV → atlantic ocean", "RA-RAG (κ-RRSS) → atlantic ocean"}
+    assert bars["WMV → atlantic ocean"] == pytest.approx(
+        {"atlantic ocean": 4.52, "indian ocean": 3.92, "gulf of mexico": 3.56, "southern ocean": 3.40})
+    assert bars["RA-RAG (κ-RRSS) → atlantic ocean"]["southern ocean"] == pytest.approx(2.24)
+    assert fig.layout.title.text and fig.layout.xaxis.title.text and fig.layout.yaxis.title.text
+
+
+def test_reliability_figures():
+    est = ReliabilityEstimate(
+        sources=[SourceReliability(name="a", estimated=0.8, weight=0.6, answered=10, agreed=8),
+                 SourceReliability(name="b", estimated=None, weight=0.0)],
+        questions=10, iterations=2, converged=True,
+        history=[ReliabilityIteration(iteration=1, weights=[0.4, 0.0], estimated=[0.7, None], changed=10),
+                 ReliabilityIteration(iteration=2, weights=[0.6, 0.0], estimated=[0.8, None], changed=0)])
+    truth = [Source(name="a", true_reliability=0.9), Source(name="b", true_reliability=0.2)]
+    report = view.reliability_report(est, truth, show_truth=True)
+    assert report["mae"] == pytest.approx(0.1) and report["pearson_r"] is None  # one pair: no r
+    scatter = view.reliability_figure(report, show_truth=True)
+    assert list(scatter.data[0].x) == [0, 1] and list(scatter.data[1].text) == ["a"]  # "b" has no estimate
+    assert scatter.layout.xaxis.title.text == "true reliability p (ground truth)"
+    hidden = view.reliability_report(est, truth, show_truth=False)
+    assert all(s["true_reliability"] is None for s in hidden["sources"])
+    assert "true p" not in view.reliability_frame(hidden, show_truth=False).columns
+    assert view.reliability_figure(hidden, show_truth=False).data[0].type == "bar"
+    conv = view.convergence_figure(est)
+    assert [d.name for d in conv.data] == ["pseudo-labels changed", "a", "b"]
+    assert list(conv.data[1].y) == [0.7, 0.8] and conv.layout.title.text.startswith("Stage 1 convergence: 2 iter")
