@@ -11,6 +11,7 @@ st.set_page_config(page_title="ConflictLens", page_icon=":material/search:", lay
 pages = [
     st.Page("pages/dataset.py", title="Dataset", icon=":material/dataset:", default=True, url_path="dataset"),
     st.Page("pages/overview.py", title="Overview", icon=":material/compare:", url_path="overview"),
+    st.Page("pages/debate.py", title="Debate", icon=":material/forum:", url_path="debate"),
     st.Page("pages/calls.py", title="Model calls", icon=":material/call_log:", url_path="calls"),
 ]
 navigation = st.navigation(pages)

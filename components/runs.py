@@ -52,6 +52,15 @@ def cached_results(selection: Selection, methods: list[str]) -> dict[str, Method
     return st.session_state.get(RESULTS_KEY, {}).get(_key(selection, methods))
 
 
+def cached_result(selection: Selection, method: str) -> MethodResult | None:
+    """The latest cached result of one method for this selection, from any run that included it."""
+    found = None
+    for k, results in st.session_state.get(RESULTS_KEY, {}).items():
+        if k[:-1] == _key(selection, [])[:-1] and method in results:
+            found = results[method]
+    return found
+
+
 def run_methods(selection: Selection, methods: list[str]) -> dict[str, MethodResult]:
     secrets_to_env()
     runner = Runner(selection.dataset, llm=llm_config(selection), cache=call_cache(), log=call_log())
