@@ -12,6 +12,7 @@ pages = [
     st.Page("pages/dataset.py", title="Dataset", icon=":material/dataset:", default=True, url_path="dataset"),
     st.Page("pages/overview.py", title="Overview", icon=":material/compare:", url_path="overview"),
     st.Page("pages/sources.py", title="Sources", icon=":material/hub:", url_path="sources"),
+    st.Page("pages/debate.py", title="Debate", icon=":material/forum:", url_path="debate"),
     st.Page("pages/calls.py", title="Model calls", icon=":material/call_log:", url_path="calls"),
 ]
 navigation = st.navigation(pages)

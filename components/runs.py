@@ -64,6 +64,15 @@ def cached_results(selection: Selection, methods: list[str], **settings) -> dict
     return st.session_state.get(RESULTS_KEY, {}).get(_key(selection, methods, **settings))
 
 
+def cached_result(selection: Selection, method: str) -> MethodResult | None:
+    """The latest cached result of one method for this selection, from any run that included it."""
+    found = None
+    for k, results in st.session_state.get(RESULTS_KEY, {}).items():
+        if k[:4] == _key(selection, [])[:4] and method in results:
+            found = results[method]
+    return found
+
+
 def run_methods(selection: Selection, methods: list[str], **settings) -> dict[str, MethodResult]:
     """Run and keep the results in the session. ``settings``: evidence_mode, calibration (RA-RAG stage-1
     questions), method_params."""

@@ -242,7 +242,8 @@ class LLMClient:
         max_tokens = max_tokens or self.config.max_tokens
         key = request_key(self.config.model, messages, self.config.temperature, max_tokens, fields)
         req = _Request(dict(key=key, step=step, task=task, messages=messages, parents=parents,
-                            start=time.perf_counter()), self._kwargs(messages, fields, max_tokens))
+                            start=time.perf_counter(), started=time.time()),
+                       self._kwargs(messages, fields, max_tokens))
         try:
             hit = self._from_cache(key)
         except LLMError as err:
@@ -267,13 +268,15 @@ class LLMClient:
             self.cache.put(req.base["key"], self.config.model, reply)
         return self._record(self._make_call(reply=reply, hit=False, attempts=req.attempts, **req.base))
 
-    def _make_call(self, *, key, step, task, messages, parents, reply=None, error=None, start, hit, attempts):
+    def _make_call(self, *, key, step, task, messages, parents, reply=None, error=None, start, started, hit,
+                   attempts):
         return LLMCall(id=self._new_id(step, key), step=step, task=task, method=self.method,
                        model=self.config.model, messages=messages,
                        response=reply.response if reply else None, error=error,
                        prompt_tokens=reply.prompt_tokens if reply else 0,
                        completion_tokens=reply.completion_tokens if reply else 0,
-                       latency_s=round(time.perf_counter() - start, 6), cache_hit=hit,
+                       latency_s=round(time.perf_counter() - start, 6), started_at=started,
+                       ended_at=time.time(), cache_hit=hit,
                        parents=list(parents), attempts=attempts)
 
     def _fail(self, exc: BaseException, req: _Request) -> LLMError:

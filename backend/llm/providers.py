@@ -58,8 +58,8 @@ class ScriptedLLM(CustomLLM):
         self.received: list[dict[str, Any]] = []  # every request's fields, for assertions
         self._lock = threading.Lock()
 
-    def completion(self, model, messages, *args, **kwargs) -> ModelResponse:
-        fields = _fields(kwargs)
+    def _take(self, fields: dict[str, Any], model: str) -> str | Callable[[dict[str, Any]], str]:
+        """Record the request and pick its script entry (a list is consumed here, in arrival order)."""
         task = fields.get("task", "")
         with self._lock:
             self.received.append(fields)
@@ -68,15 +68,23 @@ class ScriptedLLM(CustomLLM):
                 raise litellm.exceptions.BadRequestError(f"scripted model has no reply for task {task!r}",
                                                          model=model, llm_provider="scripted")
             if isinstance(entry, list):
-                text = entry.pop(0) if len(entry) > 1 else entry[0]
-            elif callable(entry):
-                text = entry(fields)
-            else:
-                text = entry
+                return entry.pop(0) if len(entry) > 1 else entry[0]
+            return entry
+
+    def completion(self, model, messages, *args, **kwargs) -> ModelResponse:
+        fields = _fields(kwargs)
+        entry = self._take(fields, model)
+        text = entry(fields) if callable(entry) else entry
         return _fill(kwargs["model_response"], f"scripted/{model}", text, messages)
 
     async def acompletion(self, model, messages, *args, **kwargs) -> ModelResponse:
-        return self.completion(model, messages, *args, **kwargs)
+        # A reply function may block (tests simulate latency with time.sleep): run it in a thread so
+        # concurrent calls overlap as they would against a real provider. Lists and strings are still
+        # taken on the event loop, so a list is consumed in the order the calls arrive.
+        fields = _fields(kwargs)
+        entry = self._take(fields, model)
+        text = await asyncio.to_thread(entry, fields) if callable(entry) else entry
+        return _fill(kwargs["model_response"], f"scripted/{model}", text, messages)
 
 
 SCRIPTED = ScriptedLLM()

@@ -26,10 +26,12 @@ def _ctx():
 
 
 def _comparable(result):
-    """Everything but wall-clock timings."""
+    """Everything but wall-clock timings; calls sorted by id (concurrent calls finish in any order)."""
     data = result.model_dump(mode="json", exclude={"wall_s"})
     for call in data["calls"]:
-        call.pop("latency_s")
+        for k in ("latency_s", "started_at", "ended_at"):
+            call.pop(k)
+    data["calls"].sort(key=lambda c: c["id"])
     return json.dumps(data, sort_keys=True)
 
 

@@ -1,0 +1,318 @@
+"""MADAM-RAG: multi-agent debate for ambiguity and misinformation in RAG.
+
+Paper: Wang, Prasad, Stengel-Eskin, Bansal, *Retrieval-Augmented Generation with Conflicting Evidence*
+(arXiv 2504.13079; seed 002). Implements §4 (agents, aggregator, multi-round debate, early stop) with
+the App. E prompts; spec: shared/methods/madam-rag.md (§3 loop, §4 prompts, §8 pitfalls). [C] below is
+the released code (HanNight/RAMDocs ``run_madam_rag.py``).
+
+Steps, in the paper's order, each appending to the ``MadamTrace``:
+``debate_round`` (one agent per document, all agents of a round concurrently) -> ``aggregate`` (one call
+over the round's responses) -> ``check_convergence`` (from round 2) -> ``finalize`` (final answers, the
+agents/documents behind each, the rejected answers).
+
+Choices the paper leaves open ([ours]):
+* ``history_mode`` (§8.1): "other_agents" (default; [C] and the App. E prompt: the other agents' raw
+  round t-1 responses as ``Agent k: ...`` lines; an agent never sees its own answer nor the aggregator),
+  "aggregator" (§4's text: the aggregator's round t-1 summary as one ``Aggregator: All Correct Answers:
+  [...]. Explanation: ...`` line) or "both". Not offered: showing an agent its own previous answer.
+* Scheduling: in "other_agents" mode round t+1 does not need round t's aggregation, so that call runs
+  concurrently with round t+1's agents; the other modes wait for it. ``parents`` record only real
+  inputs: an agent's call lists the calls in its history, an aggregation the round's agent calls.
+* Shuffle (§8.3): [P] shuffles the responses for the aggregator, [C] does not. Default ``shuffle=True``
+  (the paper's method); the order comes from ``sha256(f"{seed}|{question}|{round}")`` (never the salted
+  ``hash()``), agents keep their stable label ``Agent k`` (k = document position) so the aggregator's
+  references stay traceable, and the permutation is stored. ``shuffle=False`` reproduces [C].
+* Stop rule (§3.5, §8.4): [C]'s test (normalised answers, substring containment either way; answers
+  only, not explanations), except that an unknown/unparsed answer is unchanged only if the previous one
+  was unknown too. Never tested after round 1. On convergence at round t the round-(t-1) aggregation is
+  final and round t is not aggregated ([C], saves a call; the trace says so);
+  ``aggregate_converged_round=True`` aggregates round t and uses that instead (§8.5).
+* Prompts: [C]'s two agent templates (round 1 "based only on this document"; later rounds with the
+  history block) in the paper's App. E wording, and the App. E aggregator prompt with its Michael Jordan
+  example; one user message, no system prompt ([C]). ``max_tokens=128`` as [C] (§8.9).
+* Parsing never raises (``formats.parse_agent_response`` / ``parse_all_correct_answers``); each fallback
+  is kept on the turn and listed in ``trace.notes``. A lone agent (one document) still debates; its
+  history is empty and the prompt says so. No documents: unknown, no calls (§8.12).
+* Support and rejection use ``answers.contains_match`` (containment without the token-F1 rule, so
+  "3,559 people" never supports "10,000 people"): an answer is supported by the last round's agents
+  whose answer matches it; every answer any agent proposed in any round that matches no final answer is
+  listed as rejected with its agents and rounds.
+* A failed model call fails the run (``MethodResult.error``), as for every method.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import random
+
+from backend.answers import cluster, contains_match, normalize
+from backend.llm.formats import parse_agent_response, parse_all_correct_answers
+from backend.methods.base import Method, Outcome, RunContext, passages_field
+from backend.schema import (Document, MadamAgent, MadamAggregation, MadamAnswerSupport, MadamRound, MadamTrace,
+                            MadamTurn, Question)
+
+HISTORY_MODES = ("other_agents", "aggregator", "both")
+
+_AGENT_HEAD = """You are an agent reading a document to answer a question.
+
+Question: {question}
+
+Document: {document}
+
+"""
+_FORMAT = "Please follow the format: 'Answer: {{}}. Explanation: {{}}.'"  # braces kept by str.format
+#: Round 1 ([C]'s first template): the document only.
+AGENT_PROMPT_FIRST = (_AGENT_HEAD + "Answer the question based only on this document. Provide your answer and a "
+                      "step-by-step reasoning explanation.\n\n" + _FORMAT)
+#: Rounds >= 2: the document plus the history (App. E; [C]'s second template).
+AGENT_PROMPT_LATER = (_AGENT_HEAD + "The following responses are from other agents as additional information.\n"
+                      "{history}\n\nAnswer the question based on the document and other agents' responses. "
+                      "Provide your answer and a step-by-step reasoning explanation.\n\n"
+                      + _FORMAT)
+NO_OTHER_AGENTS = "(none: you are the only agent)"
+
+AGGREGATOR_PROMPT = """You are an aggregator reading answers from multiple agents.
+
+If there are multiple answers, please provide all possible correct answers and also provide a step-by-step reasoning explanation. If there is no correct answer, please reply 'unknown'.
+
+Please follow the format: "All Correct Answers: []. Explanation: {{}}."
+
+The following are examples:
+
+Question: In which year was Michael Jordan born?
+
+Agent responses:
+
+Agent 1: Answer: 1963. Explanation: The document clearly states that Michael Jeffrey Jordan was born on February 17, 1963.
+
+Agent 2: Answer: 1956. Explanation: The document states that Michael Irwin Jordan was born on February 25, 1956. However, it's important to note that this document seems to be about a different Michael Jordan, who is an American scientist, not a basketball player. The other agents' responses do not align with the information provided in the document.
+
+Agent 3: Answer: 1998. Explanation: According to the document provided, Michael Jeffrey Jordan was born on February 17, 1998.
+
+Agent 4: Answer: Unknown. Explanation: The provided document focuses on Jordan's college and early professional career, mentioning his college championship in 1982 and his entry into the NBA in 1984, but it does not include information about his birth year.
+
+All Correct Answers: ["1963", "1956"]. Explanation: Agent 1 is talking about the basketball player Michael Jeffrey Jordan, who was born on February 17, 1963, so 1963 is correct. Agent 2 is talking about another person named Michael Jordan, who is an American scientist, and he was born in 1956. Therefore, the answer 1956 from Agent 2 is also correct. Agent 3 provides an error stating Michael Jordan's birth year as 1998, which is incorrect. Based on the correct information from Agent 1, Michael Jeffrey Jordan was born on February 17, 1963. Agent 4 does not provide any useful information.
+
+Question: {question}
+
+Agent responses:
+{responses}"""
+
+
+def agent_prompt(question: str, document: str, history: str | None) -> list[dict[str, str]]:
+    if history is None:
+        text = AGENT_PROMPT_FIRST.format(question=question, document=document)
+    else:
+        text = AGENT_PROMPT_LATER.format(question=question, document=document, history=history or NO_OTHER_AGENTS)
+    return [{"role": "user", "content": text}]
+
+
+def aggregator_prompt(question: str, responses: list[str]) -> list[dict[str, str]]:
+    return [{"role": "user", "content": AGGREGATOR_PROMPT.format(question=question, responses="\n".join(responses))}]
+
+
+def response_line(agent: int, raw: str) -> str:
+    return f"Agent {agent}: {raw}"
+
+
+def aggregator_line(agg: MadamAggregation) -> str:
+    """The aggregator's summary as a history line, in the format it was asked for (§8.1)."""
+    return (f"Aggregator: All Correct Answers: {json.dumps(agg.answers, ensure_ascii=False)}. "
+            f"Explanation: {agg.explanation}")
+
+
+def shuffled_order(n: int, question: str, round_: int, seed: int, shuffle: bool) -> list[int]:
+    """Agent numbers in the order the aggregator reads them (reproducible across processes)."""
+    order = list(range(1, n + 1))
+    if shuffle:
+        digest = hashlib.sha256(f"{seed}|{question}|{round_}".encode()).hexdigest()
+        random.Random(int(digest, 16)).shuffle(order)
+    return order
+
+
+def same_answer(previous: str | None, new: str | None) -> bool:
+    """The stop test for one agent (see the module docstring)."""
+    a, b = normalize(previous or ""), normalize(new or "")
+    if not a or not b:
+        return not a and not b
+    return a in b or b in a
+
+
+def parse_turn(agent: int, round_: int, raw: str, history: str | None, call_id: str | None) -> MadamTurn:
+    parsed = parse_agent_response(raw)
+    answer, explanation = parsed.value
+    return MadamTurn(agent=agent, round=round_, raw=raw, answer=answer, explanation=explanation,
+                     parse_ok=parsed.ok, parse_note=parsed.note, history=history, call_id=call_id)
+
+
+def parse_aggregation(round_: int, order: list[int], raw: str, call_id: str | None) -> MadamAggregation:
+    parsed = parse_all_correct_answers(raw)
+    answers, explanation = parsed.value
+    return MadamAggregation(round=round_, order=order, raw=raw, answers=answers, explanation=explanation,
+                            parse_ok=parsed.ok, parse_note=parsed.note, call_id=call_id)
+
+
+def check_convergence(current: MadamRound, previous: MadamRound) -> bool:
+    """Mark each agent's change against the previous round; True when no agent changed (§3.5)."""
+    before = {t.agent: t.answer for t in previous.turns}
+    for turn in current.turns:
+        turn.previous_answer = before.get(turn.agent)
+        turn.changed = not same_answer(turn.previous_answer, turn.answer)
+    current.n_changed = sum(bool(t.changed) for t in current.turns)
+    current.converged = current.n_changed == 0
+    return current.converged
+
+
+def _support(answer: str, turns: list[MadamTurn], docs: dict[int, str]) -> MadamAnswerSupport:
+    agents = sorted({t.agent for t in turns if t.answer and contains_match(t.answer, answer)})
+    return MadamAnswerSupport(answer=answer, agents=agents, documents=[docs[a] for a in agents])
+
+
+def _rejected(trace: MadamTrace, docs: dict[int, str]) -> list[MadamAnswerSupport]:
+    """Answers some agent proposed in some round that match no final answer, grouped by ``cluster``."""
+    proposed = [t for r in trace.rounds for t in r.turns if t.answer
+                and not any(contains_match(t.answer, a) for a in trace.final_answers)]
+    out = []
+    for members in cluster([t.answer for t in proposed]):
+        turns = [proposed[i] for i in members]
+        agents = sorted({t.agent for t in turns})
+        out.append(MadamAnswerSupport(answer=turns[0].answer, agents=agents, documents=[docs[a] for a in agents],
+                                      rounds=sorted({t.round for t in turns})))
+    return out
+
+
+def finalize(trace: MadamTrace) -> None:
+    """Pick the final aggregation (and say why), then attribute the answers (§3.2 step 5)."""
+    if not trace.rounds:
+        trace.final_note = "No documents: there is nothing to debate, so the answer is unknown (§8.12)."
+        return
+    last = trace.rounds[-1]
+    t = last.round
+    final = last.aggregation
+    if trace.stop_reason == "converged" and final is None:
+        final = trace.rounds[-2].aggregation
+        last.no_aggregation_reason = (f"converged: no agent changed its answer, so round {t} was not "
+                                      f"aggregated; round {t - 1}'s aggregation is final")
+        trace.final_note = (f"Converged at round {t}: every agent kept its round-{t - 1} answer, so round "
+                            f"{t - 1}'s aggregation (over the same answers) is final and round {t} was not "
+                            "aggregated (released code's behaviour).")
+    elif trace.stop_reason == "converged":
+        trace.final_note = (f"Converged at round {t}: every agent kept its round-{t - 1} answer; round {t} "
+                            "was aggregated too (aggregate_converged_round) and its aggregation is final.")
+    else:
+        trace.final_note = f"Ran all {trace.max_rounds} rounds; round {t}'s aggregation is final."
+    trace.final_round = final.round if final else None
+    trace.final_answers = list(final.answers) if final else []
+    trace.final_explanation = final.explanation if final else ""
+    attribute_answers(trace)
+
+
+def attribute_answers(trace: MadamTrace) -> None:
+    """The agents/documents behind each final answer, the rejected answers, and the parse notes."""
+    docs = {a.number: a.document_id for a in trace.agents}
+    trace.support = [_support(a, trace.rounds[-1].turns, docs) for a in trace.final_answers]
+    trace.rejected = _rejected(trace, docs)
+    trace.notes = [f"round {r.round}, agent {turn.agent}: {turn.parse_note}"
+                   for r in trace.rounds for turn in r.turns if turn.parse_note]
+    trace.notes += [f"round {r.round}, aggregator: {r.aggregation.parse_note}"
+                    for r in trace.rounds if r.aggregation and r.aggregation.parse_note]
+
+
+class MadamRAG(Method):
+    """One agent per document (all the same model), up to ``max_rounds`` debate rounds, an aggregation
+    per round with the same model, early stop when no agent changes its answer."""
+
+    name = "madam"
+
+    def __init__(self, max_rounds: int = 3, history_mode: str = "other_agents", shuffle: bool = True,
+                 seed: int = 42, early_stop: bool = True, aggregate_converged_round: bool = False,
+                 max_tokens: int = 128):
+        if max_rounds < 1:
+            raise ValueError("max_rounds must be at least 1")
+        if history_mode not in HISTORY_MODES:
+            raise ValueError(f"history_mode must be one of {HISTORY_MODES}, got {history_mode!r}")
+        self.max_rounds, self.history_mode, self.shuffle, self.seed = max_rounds, history_mode, shuffle, seed
+        self.early_stop, self.aggregate_converged_round, self.max_tokens = (early_stop, aggregate_converged_round,
+                                                                            max_tokens)
+
+    def _history(self, agent: int, previous: MadamRound) -> tuple[list[str], list[str]]:
+        """What an agent reads from round t-1 (lines for the prompt and the task field) and the calls it
+        comes from (the agent call's ``parents``)."""
+        lines, parents = [], []
+        if self.history_mode in ("other_agents", "both"):
+            for turn in previous.turns:
+                if turn.agent != agent:
+                    lines.append(response_line(turn.agent, turn.raw))
+                    parents.append(turn.call_id)
+        if self.history_mode in ("aggregator", "both") and previous.aggregation is not None:
+            lines.append(aggregator_line(previous.aggregation))
+            parents.append(previous.aggregation.call_id)
+        return lines, [p for p in parents if p]
+
+    async def debate_round(self, ctx: RunContext, question: Question, docs: list[Document], t: int,
+                           previous: MadamRound | None) -> MadamRound:
+        """Every agent answers from its own document (and, after round 1, the history), concurrently."""
+
+        async def turn(agent: int, doc: Document) -> MadamTurn:
+            lines, parents = self._history(agent, previous) if previous else (None, [])
+            history = "\n".join(lines) if lines is not None else None
+            call = await ctx.client.acomplete(
+                agent_prompt(question.question, doc.text, history), task="debate_turn", step=f"debate_round_{t}",
+                question=question.question, parents=parents, max_tokens=self.max_tokens,
+                fields={"passages": passages_field([doc]), "round": t, "history": lines or []})
+            return parse_turn(agent, t, call.response or "", history, call.id)
+
+        turns = await asyncio.gather(*(turn(i, d) for i, d in enumerate(docs, start=1)))
+        return MadamRound(round=t, turns=list(turns))
+
+    async def aggregate(self, ctx: RunContext, question: Question, rnd: MadamRound) -> MadamAggregation:
+        """One call over the round's responses, in shuffled order; stored on the round."""
+        order = shuffled_order(len(rnd.turns), question.question, rnd.round, self.seed, self.shuffle)
+        by_agent = {t.agent: t for t in rnd.turns}
+        call = await ctx.client.acomplete(
+            aggregator_prompt(question.question, [response_line(a, by_agent[a].raw) for a in order]),
+            task="aggregate", step=f"aggregate_round_{rnd.round}", question=question.question,
+            parents=[by_agent[a].call_id for a in order if by_agent[a].call_id], max_tokens=self.max_tokens,
+            fields={"responses": [response_line(a, by_agent[a].raw) for a in order]})
+        rnd.aggregation = parse_aggregation(rnd.round, order, call.response or "", call.id)
+        return rnd.aggregation
+
+    async def _run(self, question: Question, ctx: RunContext) -> Outcome:
+        docs = ctx.evidence(question)
+        trace = MadamTrace(max_rounds=self.max_rounds, history_mode=self.history_mode, shuffle=self.shuffle,
+                           seed=self.seed, early_stop=self.early_stop,
+                           agents=[MadamAgent(number=i, document_id=d.id) for i, d in enumerate(docs, start=1)])
+        if not docs:
+            trace.stop_reason = "no_documents"
+        else:
+            await self._debate(ctx, question, docs, trace)
+        finalize(trace)
+        return Outcome(trace.final_answers, not trace.final_answers, trace)
+
+    async def _debate(self, ctx: RunContext, question: Question, docs: list[Document], trace: MadamTrace) -> None:
+        pending: dict[int, asyncio.Task] = {}
+        overlap = self.history_mode == "other_agents"  # later agents never read the aggregation
+        try:
+            previous = None
+            for t in range(1, self.max_rounds + 1):
+                if previous is not None and not overlap:
+                    await pending[previous.round]
+                rnd = await self.debate_round(ctx, question, docs, t, previous)
+                trace.rounds.append(rnd)
+                trace.stopped_at = t
+                if previous is not None and check_convergence(rnd, previous) and self.early_stop:
+                    trace.stop_reason = "converged"
+                    if self.aggregate_converged_round:
+                        pending[t] = asyncio.create_task(self.aggregate(ctx, question, rnd))
+                    break
+                pending[t] = asyncio.create_task(self.aggregate(ctx, question, rnd))
+                previous = rnd
+            await asyncio.gather(*pending.values())
+        finally:
+            for task in pending.values():
+                if not task.done():
+                    task.cancel()
+                elif not task.cancelled():
+                    task.exception()  # retrieved, so a failure is reported once (by the raise above)

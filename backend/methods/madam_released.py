@@ -1,0 +1,134 @@
+"""Load MADAM-RAG debates recorded elsewhere into our trace model, so the Debate page can show them.
+
+* The released code's output (HanNight/RAMDocs ``run_madam_rag.py``, one JSON line per RAMDocs question):
+  ``{"round1": {"answers": [...], "explanations": [...], "aggregation": "..."}, "round2": {...},
+  "final_aggregation": "..."}``. It keeps the answer and explanation sliced out of each reply (the answer
+  keeps the text up to "Explanation", e.g. ``"3,559."``), not the reply itself, and no question: the
+  caller supplies the question whose documents the agents read, in order (agent k = document k).
+  A round without ``aggregation`` is the early-stop case: [C] compared the answers, found them
+  unchanged and reused the previous round's aggregation as ``final_aggregation``.
+* Our own results: a ``MethodResult`` JSON object, or ``inspect --json`` output (``results.madam``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from backend.methods.madam import (HISTORY_MODES, attribute_answers, check_convergence, finalize,
+                                   parse_aggregation, parse_turn, response_line)
+from backend.schema import MadamAgent, MadamRound, MadamTrace, MethodResult, Question
+
+RELEASED_NOTE = ("Loaded from the released code's output: it keeps each agent's answer and explanation, not "
+                 "the reply, so replies are rebuilt as 'Answer: <answer> Explanation: <explanation>'; no call "
+                 "records, no shuffle (the released code shows the aggregator the agents in order).")
+
+
+class TraceFileError(ValueError):
+    """A trace file that cannot be shown; the message names the file, the line and the problem."""
+
+
+def _round_keys(row: dict[str, Any]) -> list[tuple[int, dict[str, Any]]]:
+    rounds = sorted((int(m.group(1)), v) for k, v in row.items() if (m := re.fullmatch(r"round(\d+)", k)))
+    if not rounds or [t for t, _ in rounds] != list(range(1, len(rounds) + 1)):
+        raise ValueError(f"expected keys round1, round2, … in order, got {sorted(row)}")
+    return rounds
+
+
+def trace_from_released(row: dict[str, Any], question: Question, max_rounds: int = 3) -> MadamTrace:
+    """The released code's record of one debate as a ``MadamTrace`` (raises ValueError on a mismatch)."""
+    n = len(question.documents)
+    trace = MadamTrace(origin="released", origin_note=RELEASED_NOTE, max_rounds=max_rounds,
+                       history_mode=HISTORY_MODES[0], shuffle=False, seed=42, early_stop=True,
+                       agents=[MadamAgent(number=i, document_id=d.id) for i, d in enumerate(question.documents, 1)])
+    previous = None
+    for t, data in _round_keys(row):
+        answers, explanations = data.get("answers") or [], data.get("explanations") or []
+        if len(answers) != n or len(explanations) != n:
+            raise ValueError(f"round{t} has {len(answers)} answers and {len(explanations)} explanations, but "
+                             f"question {question.id} has {n} documents (one agent per document)")
+        raws = [f"Answer: {a} Explanation: {e}" for a, e in zip(answers, explanations)]
+        turns = []
+        for agent, raw in enumerate(raws, start=1):
+            history = None if previous is None else "\n".join(
+                response_line(p.agent, p.raw) for p in previous.turns if p.agent != agent)
+            turns.append(parse_turn(agent, t, raw, history, None))
+        rnd = MadamRound(round=t, turns=turns)
+        if previous is not None:
+            check_convergence(rnd, previous)
+        if data.get("aggregation"):
+            rnd.aggregation = parse_aggregation(t, list(range(1, n + 1)), data["aggregation"], None)
+        trace.rounds.append(rnd)
+        previous = rnd
+    last = trace.rounds[-1]
+    trace.stopped_at = last.round
+    stopped_early = last.aggregation is None and last.round > 1
+    trace.stop_reason = "converged" if stopped_early else "max_rounds"
+    extra = []
+    if stopped_early and not last.converged:
+        extra.append(f"the released run stopped at round {last.round} by its own test, but by ours "
+                     f"{last.n_changed} agent(s) changed their answer")
+    finalize(trace)
+    final = row.get("final_aggregation")
+    chosen = next((r.aggregation for r in trace.rounds if r.round == trace.final_round), None)
+    if final and (chosen is None or final.strip() != chosen.raw.strip()):
+        extra.append(f"the file's final_aggregation differs from round {trace.final_round}'s aggregation; "
+                     "the file's final_aggregation is shown as final")
+        parsed = parse_aggregation(last.round, [], final, None)
+        trace.final_answers, trace.final_explanation = parsed.answers, parsed.explanation
+        attribute_answers(trace)
+    trace.notes = extra + trace.notes
+    return trace
+
+
+def result_from_released(row: dict[str, Any], question: Question, max_rounds: int = 3) -> MethodResult:
+    trace = trace_from_released(row, question, max_rounds)
+    return MethodResult(method="madam", question_id=question.id, answers=trace.final_answers,
+                        abstained=not trace.final_answers, trace=trace,
+                        params={"max_rounds": max_rounds, "history_mode": trace.history_mode, "shuffle": False,
+                                "origin": "released"})
+
+
+def load_trace_file(path: str | Path, question: Question, line: int = 1) -> MethodResult:
+    """A MADAM-RAG result from a file: line ``line`` (1-based) of a JSONL file, or a whole JSON file.
+    Released rows are read against ``question``; our own results must be for ``question``."""
+    path = Path(path)
+    where = f"{path}:{line}"
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as err:
+        raise TraceFileError(f"{path}: cannot read: {err.strerror or err}") from None
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError:
+        lines = [ln for ln in text.splitlines() if ln.strip()]
+        if not 1 <= line <= len(lines):
+            raise TraceFileError(f"{path}: line {line} asked for, the file has {len(lines)} lines") from None
+        try:
+            obj = json.loads(lines[line - 1])
+        except json.JSONDecodeError as err:
+            raise TraceFileError(f"{where}: not JSON: {err.msg}") from None
+    else:
+        if line != 1:
+            raise TraceFileError(f"{path}: line {line} asked for, the file has 1 lines (one JSON object)")
+        where = str(path)
+    if not isinstance(obj, dict):
+        raise TraceFileError(f"{where}: expected a JSON object")
+    try:
+        if "round1" in obj:
+            return result_from_released(obj, question)
+        if isinstance(obj.get("results"), dict):
+            if "madam" not in obj["results"]:
+                raise ValueError("this inspect output has no madam result")
+            obj = obj["results"]["madam"]
+        result = MethodResult.model_validate(obj)
+    except ValueError as err:  # pydantic's ValidationError is a ValueError
+        raise TraceFileError(f"{where}: {err}") from None
+    if result.method != "madam" or not isinstance(result.trace, MadamTrace):
+        raise TraceFileError(f"{where}: not a MADAM-RAG result (method {result.method!r})")
+    if result.question_id != question.id:
+        raise TraceFileError(f"{where}: the trace is for question {result.question_id}; select that question "
+                             f"(now {question.id})")
+    return result

@@ -1,0 +1,232 @@
+"""Debate page shaping (pure): a MADAM-RAG trace (+ the question, for the truth overlay) -> frames.
+
+Everything shown comes from the trace (what ran and what it decided) or the recorded calls; the truth
+overlay only compares those answers with the question's gold/wrong answers and document labels.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pandas as pd
+
+from backend.answers import accuracy, contains_match, precision_recall_f1, strict_em
+from backend.schema import LLMCall, MadamAnswerSupport, MadamTrace, MadamTurn, Question
+from components.dataset_view import doc_kind
+from components.theme import KIND_COLORS
+
+UNKNOWN = "unknown"
+CHANGED = "↻"
+#: Cell background per answer kind (truth overlay), and for a changed answer without the overlay.
+ANSWER_COLORS = {"gold": KIND_COLORS["correct"], "wrong": KIND_COLORS["misinfo"], "unknown": KIND_COLORS["noise"],
+                 "other": KIND_COLORS["unlabelled"], "changed": KIND_COLORS["external"]}
+
+
+def status_line(trace: MadamTrace) -> str:
+    if trace.stop_reason == "no_documents":
+        return "no documents: nothing to debate"
+    why = "converged" if trace.stop_reason == "converged" else "max rounds"
+    final = f"final aggregation: round {trace.final_round}" if trace.final_round else "no aggregation"
+    return f"stopped at round {trace.stopped_at} of {trace.max_rounds}: {why} · {final}"
+
+
+def config_line(trace: MadamTrace, calls: list[LLMCall] = ()) -> str:
+    shuffle = f"shuffled (seed {trace.seed})" if trace.shuffle else "in agent order"
+    models = sorted({c.model for c in calls})
+    return (f"{len(trace.agents)} agents (one per document) · up to {trace.max_rounds} rounds · history: "
+            f"{trace.history_mode} · aggregator reads responses {shuffle} · early stop "
+            f"{'on' if trace.early_stop else 'off'} · {trace.origin}"
+            + (f" · model {', '.join(models)}" if models else ""))
+
+
+def answer_kind(answer: str | None, question: Question) -> str:
+    """gold / wrong / unknown / other, by ``contains_match`` against the question's answer lists."""
+    if not answer:
+        return "unknown"
+    if any(contains_match(answer, g) for g in question.gold_answers):
+        return "gold"
+    if any(contains_match(answer, w) for w in question.wrong_answers):
+        return "wrong"
+    return "other"
+
+
+def _doc_kinds(question: Question) -> dict[str, str]:
+    return {d.id: doc_kind(d) for d in question.documents}
+
+
+def _cell(turn: MadamTurn | None) -> str:
+    if turn is None:
+        return ""
+    text = turn.answer or UNKNOWN
+    if not turn.parse_ok:
+        text += " ⚠"  # the reply did not follow the format; the parse note says how it was read
+    if turn.changed:
+        text = f"{CHANGED} {text} (was {turn.previous_answer or UNKNOWN})"
+    return text
+
+
+def _turns(trace: MadamTrace) -> dict[tuple[int, int], MadamTurn]:
+    return {(turn.agent, r.round): turn for r in trace.rounds for turn in r.turns}
+
+
+def trajectory(trace: MadamTrace, agent: int) -> str:
+    """The agent's answers over the rounds, repeats collapsed: ``10,000 → 3,559``."""
+    path: list[str] = []
+    for r in trace.rounds:
+        turn = next((t for t in r.turns if t.agent == agent), None)
+        if turn is None:
+            continue
+        text = turn.answer or UNKNOWN
+        if not path or turn.changed:
+            path.append(text)
+    return " → ".join(path)
+
+
+def grid_frame(trace: MadamTrace, question: Question, show_truth: bool) -> pd.DataFrame:
+    """Agents × rounds: each agent's answer per round (↻ marks a change, with the previous answer)."""
+    turns, kinds = _turns(trace), _doc_kinds(question)
+    labels = {d.id: d.label for d in question.documents}
+    rows = []
+    for agent in trace.agents:
+        row = {"agent": f"Agent {agent.number}", "document": agent.document_id}
+        if show_truth:
+            label = labels.get(agent.document_id)
+            row["document type"] = kinds.get(agent.document_id, "unlabelled")
+            row["document supports"] = (label.answer or "—") if label else "—"
+        for r in trace.rounds:
+            row[f"round {r.round}"] = _cell(turns.get((agent.number, r.round)))
+        row["trajectory"] = trajectory(trace, agent.number)
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def grid_colors(trace: MadamTrace, question: Question, show_truth: bool) -> pd.DataFrame:
+    """CSS per grid cell, same shape as ``grid_frame``: with the overlay, colour by answer kind; without
+    it, colour only the changed cells."""
+    frame = grid_frame(trace, question, show_truth)
+    colors = pd.DataFrame("", index=frame.index, columns=frame.columns)
+    turns = _turns(trace)
+    for i, agent in enumerate(trace.agents):
+        for r in trace.rounds:
+            turn = turns.get((agent.number, r.round))
+            if turn is None:
+                continue
+            kind = answer_kind(turn.answer, question) if show_truth else ("changed" if turn.changed else None)
+            if kind:
+                weight = "; font-weight: bold" if turn.changed else ""
+                colors.loc[i, f"round {r.round}"] = f"background-color: {ANSWER_COLORS[kind]}40{weight}"
+    return colors
+
+
+def styled_grid(trace: MadamTrace, question: Question, show_truth: bool):
+    """``grid_frame`` with ``grid_colors`` applied (a pandas Styler for st.dataframe)."""
+    colors = grid_colors(trace, question, show_truth)
+    return grid_frame(trace, question, show_truth).style.apply(lambda _: colors, axis=None)
+
+
+def rounds_frame(trace: MadamTrace, calls: list[LLMCall]) -> pd.DataFrame:
+    """One row per round: changes, the stop test, the aggregation's fate, and the round's model calls
+    (the cost columns only when there are call records)."""
+    rows = []
+    for r in trace.rounds:
+        if r.round == 1:
+            test = "— (not tested after round 1)"
+        elif r.converged:
+            test = "passed: no agent changed" + ("" if trace.early_stop else " (early stop off)")
+        else:
+            test = f"failed: {r.n_changed} changed"
+        if r.aggregation is None:
+            aggregation = "none"
+        else:
+            aggregation = "final" if r.round == trace.final_round else "yes"
+        row = {"round": r.round, "agents changed": "—" if r.n_changed is None else str(r.n_changed),
+               "stop test": test, "aggregation": aggregation, "stop": "■ stop" if r.round == trace.stopped_at else ""}
+        if calls:  # a loaded trace may have no call records: then no cost columns rather than zeros
+            agent_calls = [c for c in calls if c.step == f"debate_round_{r.round}"]
+            agg_calls = [c for c in calls if c.step == f"aggregate_round_{r.round}"]
+            both = agent_calls + agg_calls
+            row.update({"agent calls": len(agent_calls), "aggregator calls": len(agg_calls),
+                        "prompt tokens": sum(c.prompt_tokens for c in both),
+                        "completion tokens": sum(c.completion_tokens for c in both),
+                        "cached": sum(c.cache_hit for c in both),
+                        "model s": round(sum(c.latency_s for c in both if not c.cache_hit), 3)})
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def aggregation_rows(trace: MadamTrace) -> list[dict]:
+    """Per round: what the aggregator kept, its explanation, the order it read the agents in, whether it
+    is the final one; or why the round was not aggregated."""
+    docs = {a.number: a.document_id for a in trace.agents}
+    out = []
+    for r in trace.rounds:
+        agg = r.aggregation
+        row = {"round": r.round, "final": agg is not None and r.round == trace.final_round}
+        if agg is None:
+            row.update(answers=None, explanation="", order="", note=r.no_aggregation_reason or "not aggregated",
+                       parse_note=None)
+        else:
+            row.update(answers="; ".join(agg.answers) or "[] (unknown)", explanation=agg.explanation,
+                       order=", ".join(f"Agent {a} ({docs.get(a, '?')})" for a in agg.order), note=None,
+                       parse_note=agg.parse_note)
+        out.append(row)
+    return out
+
+
+def _answers_frame(items: list[MadamAnswerSupport], question: Question, show_truth: bool,
+                   tag: Callable[[MadamAnswerSupport], str] | None, with_rounds: bool) -> pd.DataFrame:
+    kinds = _doc_kinds(question)
+    rows = []
+    for s in items:
+        row = {"answer": s.answer, "agents": ", ".join(f"Agent {a}" for a in s.agents) or "—",
+               "documents": ", ".join(s.documents) or "—"}
+        if with_rounds:
+            row["rounds"] = ", ".join(str(t) for t in s.rounds)
+        if show_truth:
+            row["document types"] = ", ".join(kinds.get(d, "unlabelled") for d in s.documents) or "—"
+            row["verdict" if tag is None else "tag"] = answer_kind(s.answer, question) if tag is None else tag(s)
+        rows.append(row)
+    columns = ["answer", "agents", "documents"] + (["rounds"] if with_rounds else [])
+    columns += (["document types", "verdict" if tag is None else "tag"] if show_truth else [])
+    return pd.DataFrame(rows, columns=columns)
+
+
+def final_frame(trace: MadamTrace, question: Question, show_truth: bool) -> pd.DataFrame:
+    """Each final answer with the last round's agents (and their documents) that gave it."""
+    return _answers_frame(trace.support, question, show_truth, None, with_rounds=False)
+
+
+def rejected_tag(item: MadamAnswerSupport, question: Question) -> str:
+    """Truth overlay for a rejected answer: valid-but-missed / misinfo-suppressed / noise / other."""
+    kinds = {_doc_kinds(question).get(d, "unlabelled") for d in item.documents}
+    kind = answer_kind(item.answer, question)
+    if kind == "gold":
+        return "valid-but-missed"
+    if kind == "wrong" or "misinfo" in kinds:
+        return "misinfo-suppressed"
+    if kinds == {"noise"}:
+        return "noise"
+    return "other"
+
+
+def rejected_frame(trace: MadamTrace, question: Question, show_truth: bool) -> pd.DataFrame:
+    """Answers some agent proposed that the final aggregation left out, with who proposed them and when."""
+    return _answers_frame(trace.rejected, question, show_truth, lambda s: rejected_tag(s, question),
+                          with_rounds=True)
+
+
+def evaluation(answers: list[str], question: Question) -> dict:
+    """Strict EM (all gold, no wrong), plain accuracy, P/R/F1, and what is missing or wrong."""
+    p, r, f1 = precision_recall_f1(answers, question.gold_answers)
+    return {"strict_em": strict_em(answers, question.gold_answers, question.wrong_answers),
+            "accuracy": accuracy(answers, question.gold_answers),
+            "precision": round(p, 3), "recall": round(r, 3), "f1": round(f1, 3),
+            "missing gold": [g for g in question.gold_answers if not any(contains_match(a, g) for a in answers)],
+            "included wrong": [a for a in answers if answer_kind(a, question) == "wrong"]}
+
+
+def round_details(trace: MadamTrace, round_: int) -> list[dict]:
+    """Per agent in one round: answer, explanation, parse note, the history it read, the raw reply."""
+    rnd = next(r for r in trace.rounds if r.round == round_)
+    return [{"agent": t.agent, "answer": t.answer or UNKNOWN, "explanation": t.explanation, "changed": t.changed,
+             "parse_note": t.parse_note, "history": t.history, "raw": t.raw} for t in rnd.turns]

@@ -1,0 +1,83 @@
+"""Debate page: the real released Llama-3.3-70B trace (early stop, no round-2 aggregation) opened from a
+file, the truth overlay, a live offline run, and a bad trace file."""
+
+from streamlit.testing.v1 import AppTest
+
+from tests.conftest import FIXTURES, ROOT
+
+APP = str(ROOT / "app.py")
+TRACE = str(FIXTURES / "madam" / "RAMDocs_test_madam_rag_Llama-3.3-70B-Instruct_rounds3.jsonl")
+
+
+def _debate() -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=180).run()
+    at.switch_page("pages/debate.py").run()
+    assert not at.exception, at.exception
+    assert at.title[0].value == "Debate (MADAM-RAG)"
+    return at
+
+
+def _frame(at, column):
+    return next(f.value for f in at.dataframe if column in f.value.columns)
+
+
+def _open(at, path):
+    at.radio(key="debate.source").set_value("Open a trace file").run()
+    at.text_input(key="debate.path").input(path).run()
+    assert not at.exception, at.exception
+
+
+def test_released_trace_renders_with_the_early_stop():
+    at = _debate()
+    _open(at, TRACE)
+    texts = [t.value for t in at.text]
+    assert "stopped at round 2 of 3: converged · final aggregation: round 1" in texts
+    grid = _frame(at, "trajectory")
+    assert list(grid["round 1"]) == ["3,559", "3,506", "10,000"] == list(grid["round 2"])
+    assert "document type" not in grid.columns  # truth hidden until asked
+    rounds = _frame(at, "stop test")
+    assert list(rounds["aggregation"]) == ["final", "none"] and list(rounds["stop"]) == ["", "■ stop"]
+    badges = [m.value for m in at.markdown if "-badge[" in m.value]
+    assert ":green-badge[final]" in badges and ":gray-badge[not aggregated]" in badges
+    assert "All Correct Answers: 3,559; 3,506" in texts
+    assert any(t.startswith("converged: no agent changed its answer, so round 2 was not aggregated") for t in texts)
+    final = _frame(at, "agents")
+    assert final.to_dict("records")[0] == {"answer": "3,559", "agents": "Agent 1", "documents": "ramdocs-0001-d1"}
+    rejected = next(f.value for f in at.dataframe if "rounds" in f.value.columns)
+    assert list(rejected["answer"]) == ["10,000"]
+    # explanations and histories are collapsed, and shown as plain text
+    assert any(t.startswith("Answer: 10,000\nExplanation: To find the population") for t in texts)
+    assert any(c.value.startswith("Agent 2: Answer: 3,506.") for c in at.code)
+    assert not any("Agent 2: Answer" in m.value for m in at.markdown)
+
+    at.toggle(key="debate.show_truth").set_value(True).run()
+    assert not at.exception, at.exception
+    grid = _frame(at, "trajectory")
+    assert list(grid["document type"]) == ["correct", "correct", "noise"]
+    rejected = next(f.value for f in at.dataframe if "tag" in f.value.columns)
+    assert list(rejected["tag"]) == ["misinfo-suppressed"]
+    badges = [m.value for m in at.markdown if "-badge[" in m.value]
+    assert ":green-badge[strict EM ✓]" in badges and ":green-badge[accuracy ✓]" in badges
+
+
+def test_bad_trace_file_shows_the_problem():
+    at = _debate()
+    at.selectbox(key="app.question").set_value("ramdocs-0002").run()
+    _open(at, TRACE)
+    shown = "\n".join(c.value for c in at.code)
+    assert "round1 has 3 answers and 3 explanations, but question ramdocs-0002 has 5 documents" in shown
+
+
+def test_run_with_the_offline_model():
+    at = _debate()
+    at.button(key="debate.run").click().run()
+    assert not at.exception, at.exception
+    grid = _frame(at, "trajectory")
+    assert list(grid["round 1"]) == ["3,559", "3,559", "unknown"]
+    rounds = _frame(at, "stop test")
+    assert list(rounds["agent calls"]) == [3, 3] and list(rounds["aggregator calls"]) == [1, 0]
+    assert list(_frame(at, "agents")["answer"]) == ["3,559"]
+    assert any(t.value.endswith("· run · model offline/reader") for t in at.text)
+    at.switch_page("pages/calls.py").run()
+    calls = next(f.value for f in at.dataframe if "step" in f.value.columns)
+    assert set(calls["method"]) == {"madam"} and len(calls) == 7
