@@ -89,6 +89,11 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
     if missing:
         print(f"note: not implemented yet, skipped: {', '.join(missing)}", file=sys.stderr)
     results = _runner(args, ds).run(question, names)
+    if args.html:
+        from components.report import report_html
+
+        Path(args.html).write_text(report_html(ds, question, results), encoding="utf-8")
+        print(f"wrote {args.html}", file=sys.stderr)
     if args.json:
         print(json.dumps({"question": {"id": question.id, "question": question.question},
                           "results": {m: r.model_dump(mode="json") for m, r in results.items()}},
@@ -137,6 +142,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--evidence", choices=["given", "retrieve"], default="given")
     p.add_argument("--format", choices=["auto", "project", "ramdocs"], default="auto")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--html", metavar="FILE", help="also write a self-contained HTML report")
     _add_model_args(p)
     p.set_defaults(func=_cmd_inspect)
 

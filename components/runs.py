@@ -4,6 +4,7 @@ per (dataset, question, model, methods) so switching back and forth never re-run
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 
 import streamlit as st
 
@@ -61,9 +62,21 @@ def cached_result(selection: Selection, method: str) -> MethodResult | None:
     return found
 
 
-def run_methods(selection: Selection, methods: list[str]) -> dict[str, MethodResult]:
+def runner(selection: Selection) -> Runner:
     secrets_to_env()
-    runner = Runner(selection.dataset, llm=llm_config(selection), cache=call_cache(), log=call_log())
-    results = runner.run(selection.question, methods)
+    return Runner(selection.dataset, llm=llm_config(selection), cache=call_cache(), log=call_log())
+
+
+def run_methods(selection: Selection, methods: list[str]) -> dict[str, MethodResult]:
+    results = runner(selection).run(selection.question, methods)
     st.session_state.setdefault(RESULTS_KEY, {})[_key(selection, methods)] = results
     return results
+
+
+def run_methods_iter(selection: Selection, methods: list[str]) -> Iterator[MethodResult]:
+    """Yield results as methods finish; the full set is kept in the session once all are in."""
+    results: dict[str, MethodResult] = {}
+    for result in runner(selection).run_iter(selection.question, methods):
+        results[result.method] = result
+        yield result
+    st.session_state.setdefault(RESULTS_KEY, {})[_key(selection, methods)] = {m: results[m] for m in methods}
