@@ -9,8 +9,8 @@ from components.state import keep_widget_state
 st.set_page_config(page_title="ConflictLens", page_icon=":material/search:", layout="wide")
 
 pages = [
-    st.Page("pages/dataset.py", title="Dataset", icon=":material/dataset:", default=True, url_path="dataset"),
-    st.Page("pages/overview.py", title="Overview", icon=":material/compare:", url_path="overview"),
+    st.Page("pages/inspect.py", title="Inspect", icon=":material/compare:", default=True, url_path="inspect"),
+    st.Page("pages/dataset.py", title="Dataset", icon=":material/dataset:", url_path="dataset"),
     st.Page("pages/sources.py", title="Sources", icon=":material/hub:", url_path="sources"),
     st.Page("pages/debate.py", title="Debate", icon=":material/forum:", url_path="debate"),
     st.Page("pages/calls.py", title="Model calls", icon=":material/call_log:", url_path="calls"),

@@ -120,6 +120,11 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
         finally:
             bars.close()
     results = runner.run(question, names)
+    if args.html:
+        from components.report import report_html
+
+        Path(args.html).write_text(report_html(ds, question, results), encoding="utf-8")
+        print(f"wrote {args.html}", file=sys.stderr)
     if args.json:
         print(json.dumps({"question": {"id": question.id, "question": question.question},
                           "results": {m: r.model_dump(mode="json") for m, r in results.items()}},
@@ -209,6 +214,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--evidence", choices=["given", "retrieve"], default="given")
     p.add_argument("--format", choices=["auto", "project", "ramdocs"], default="auto")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--html", metavar="FILE", help="also write a self-contained HTML report")
     _add_model_args(p)
     p.set_defaults(func=_cmd_inspect)
 

@@ -1,9 +1,16 @@
-"""Run several methods on one question concurrently, each with its own call list, none seeing truth."""
+"""Run several methods on one question concurrently, sharing the model-call cache and the retriever.
+
+Each method gets its own context (its own call list) and a truth-stripped question; one method's
+failure is contained in its ``MethodResult.error``. Results can be consumed as they finish
+(``on_result`` / ``run_iter``) so the dashboard fills columns in as methods complete.
+"""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+import queue
+import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -12,6 +19,8 @@ from backend.llm.client import CallLog, LLMClient, LLMConfig
 from backend.methods import METHODS
 from backend.methods.base import EvidenceMode, RunContext, run_sync
 from backend.schema import Dataset, MethodResult, Question, ReliabilityEstimate, strip_truth
+
+ResultCallback = Callable[[MethodResult], None]
 
 
 @dataclass
@@ -97,20 +106,53 @@ class Runner:
                     refresh: bool = False) -> ReliabilityEstimate | None:
         return run_sync(self.areliability(limit, on_progress, refresh))
 
-    async def arun(self, question: Question, methods: list[str]) -> dict[str, MethodResult]:
+    async def arun(self, question: Question, methods: list[str], on_result: ResultCallback | None = None,
+                   sequential: bool = False) -> dict[str, MethodResult]:
+        """All ``methods`` on ``question``; concurrently unless ``sequential``. Keys keep ``methods`` order."""
         q = strip_truth(question)
-        weights, failed = None, None
-        if "ra_rag" in methods:
+
+        async def one(name: str) -> MethodResult:
+            result = await self._run_one(name, q)
+            if on_result is not None:
+                on_result(result)
+            return result
+
+        if sequential:
+            results = [await one(m) for m in methods]
+        else:
+            results = await asyncio.gather(*(one(m) for m in methods))
+        return {r.method: r for r in results}
+
+    async def _run_one(self, name: str, q: Question) -> MethodResult:
+        weights = None
+        if name == "ra_rag":  # stage 1 on first need, inside RA-RAG's own task so the others are not held up
             try:
                 weights = await self.areliability()
             except Exception as err:  # noqa: BLE001 - reported as RA-RAG's error; the other methods still run
-                failed = MethodResult(method="ra_rag", question_id=q.id, error=f"RA-RAG stage 1 failed: {err}")
-        instances = [METHODS[m](**self.method_params.get(m, {})) for m in methods
-                     if not (failed and m == "ra_rag")]
-        results = await asyncio.gather(*(inst.arun(q, self.context(inst.name, weights if inst.name == "ra_rag"
-                                                                     else None)) for inst in instances))
-        by_name = {r.method: r for r in [*results, *([failed] if failed else [])]}
-        return {m: by_name[m] for m in methods}
+                return MethodResult(method="ra_rag", question_id=q.id, error=f"RA-RAG stage 1 failed: {err}")
+        return await METHODS[name](**self.method_params.get(name, {})).arun(q, self.context(name, weights))
 
-    def run(self, question: Question, methods: list[str]) -> dict[str, MethodResult]:
-        return run_sync(self.arun(question, methods))
+    def run(self, question: Question, methods: list[str], on_result: ResultCallback | None = None,
+            sequential: bool = False) -> dict[str, MethodResult]:
+        return run_sync(self.arun(question, methods, on_result, sequential))
+
+    def run_iter(self, question: Question, methods: list[str]) -> Iterator[MethodResult]:
+        """Yield each method's result as soon as it finishes (the run happens on a worker thread)."""
+        done: queue.Queue = queue.Queue()
+        failure: list[BaseException] = []
+
+        def work() -> None:
+            try:
+                self.run(question, methods, on_result=done.put)
+            except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
+                failure.append(exc)
+            finally:
+                done.put(None)
+
+        thread = threading.Thread(target=work, name="conflictlens-runner", daemon=True)
+        thread.start()
+        while (item := done.get()) is not None:
+            yield item
+        thread.join()
+        if failure:
+            raise failure[0]

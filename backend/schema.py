@@ -168,6 +168,8 @@ class LLMCall(_Model):
     cache_hit: bool = False
     parents: list[str] = Field(default_factory=list)  # ids of the calls whose output this call used
     attempts: int = 1
+    started_at: float = 0.0  # wall clock (time.time()) when the call was issued
+    ended_at: float = 0.0
 
 
 class BaselineTrace(_Model):
@@ -195,6 +197,21 @@ class MethodResult(_Model):
     calls: list[LLMCall] = Field(default_factory=list)
     params: dict[str, Any] = Field(default_factory=dict)
     wall_s: float = 0.0
+    #: answer -> ids of the documents it rests on (the Inspect page's document x method map)
+    support: dict[str, list[str]] = Field(default_factory=dict)
+
+
+TIMING_FIELDS = ("wall_s", "latency_s", "started_at", "ended_at")
+
+
+def without_timings(result: MethodResult) -> dict[str, Any]:
+    """A result as plain data minus wall-clock fields: equal for equal runs (tests, replay checks)."""
+    data = result.model_dump(mode="json", exclude={"wall_s"})
+    for call in data["calls"]:
+        for name in TIMING_FIELDS:
+            call.pop(name, None)
+    data["calls"].sort(key=lambda c: c["id"])  # concurrent calls finish in any order
+    return data
 
 
 # --- ra_rag trace ---
@@ -391,6 +408,7 @@ class MadamTrace(_Model):
     support: list[MadamAnswerSupport] = Field(default_factory=list)
     rejected: list[MadamAnswerSupport] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)   # parse fallbacks and other observations
+
 
 
 MethodResult.model_rebuild()  # resolve the per-method traces named in ``Trace``

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import streamlit as st
 
@@ -79,6 +79,16 @@ def run_methods(selection: Selection, methods: list[str], **settings) -> dict[st
     results = runner(selection, **settings).run(selection.question, methods)
     st.session_state.setdefault(RESULTS_KEY, {})[_key(selection, methods, **settings)] = results
     return results
+
+
+def run_methods_iter(selection: Selection, methods: list[str], **settings) -> Iterator[MethodResult]:
+    """Yield results as methods finish; the full set is kept in the session once all are in."""
+    results: dict[str, MethodResult] = {}
+    for result in runner(selection, **settings).run_iter(selection.question, methods):
+        results[result.method] = result
+        yield result
+    key = _key(selection, methods, **settings)
+    st.session_state.setdefault(RESULTS_KEY, {})[key] = {m: results[m] for m in methods}
 
 
 # --- RA-RAG stage 1: per session, backed by the on-disk cache (backend.reliability) ---------------

@@ -17,7 +17,7 @@ for col, (label, value) in zip(st.columns(len(numbers)), numbers.items()):
     col.metric(label, value)
 
 if not calls:
-    st.info("No model calls yet in this session. Run methods on the Overview page.")
+    st.info("No model calls yet in this session. Run methods on the Inspect page.")
 else:
     filters = st.columns(2)
     methods = filters[0].multiselect("method", sorted({c.method or "—" for c in calls}), key=key(PAGE, "methods"))

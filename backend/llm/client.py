@@ -242,7 +242,7 @@ class LLMClient:
         max_tokens = max_tokens or self.config.max_tokens
         key = request_key(self.config.model, messages, self.config.temperature, max_tokens, fields)
         req = _Request(dict(key=key, step=step, task=task, messages=messages, parents=parents,
-                            start=time.perf_counter(), started=time.time()),
+                            start=time.perf_counter(), started_at=time.time()),
                        self._kwargs(messages, fields, max_tokens))
         try:
             hit = self._from_cache(key)
@@ -268,16 +268,15 @@ class LLMClient:
             self.cache.put(req.base["key"], self.config.model, reply)
         return self._record(self._make_call(reply=reply, hit=False, attempts=req.attempts, **req.base))
 
-    def _make_call(self, *, key, step, task, messages, parents, reply=None, error=None, start, started, hit,
+    def _make_call(self, *, key, step, task, messages, parents, reply=None, error=None, start, started_at, hit,
                    attempts):
         return LLMCall(id=self._new_id(step, key), step=step, task=task, method=self.method,
                        model=self.config.model, messages=messages,
                        response=reply.response if reply else None, error=error,
                        prompt_tokens=reply.prompt_tokens if reply else 0,
                        completion_tokens=reply.completion_tokens if reply else 0,
-                       latency_s=round(time.perf_counter() - start, 6), started_at=started,
-                       ended_at=time.time(), cache_hit=hit,
-                       parents=list(parents), attempts=attempts)
+                       latency_s=round(time.perf_counter() - start, 6), cache_hit=hit,
+                       parents=list(parents), attempts=attempts, started_at=started_at, ended_at=time.time())
 
     def _fail(self, exc: BaseException, req: _Request) -> LLMError:
         kind = exc.kind if isinstance(exc, LLMError) else classify(exc)

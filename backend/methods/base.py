@@ -9,6 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
+from backend.answers import normalize
 from backend.llm.client import LLMClient, LLMError
 from backend.schema import Document, MethodResult, Question, ReliabilityEstimate, Trace
 
@@ -47,6 +48,15 @@ class Outcome:
     answers: list[str]
     abstained: bool
     trace: Trace
+    #: answer -> document ids it rests on; methods that know their structure (sources, agents) fill it,
+    #: otherwise ``default_support`` finds the read documents that state the answer
+    support: dict[str, list[str]] | None = None
+
+
+def default_support(answers: list[str], docs: list[Document]) -> dict[str, list[str]]:
+    """For each answer, the documents whose text contains it (normalised word sequence)."""
+    texts = {d.id: f" {normalize(d.text)} " for d in docs}
+    return {a: [i for i, t in texts.items() if normalize(a) and f" {normalize(a)} " in t] for a in answers}
 
 
 class Method:
@@ -73,7 +83,16 @@ class Method:
             method=self.name, question_id=question.id,
             answers=outcome.answers if outcome else [], abstained=outcome.abstained if outcome else False,
             error=error, trace=outcome.trace if outcome else None, calls=ctx.client.calls,
-            params=self.params(), wall_s=round(time.perf_counter() - start, 4))
+            params=self.params(), wall_s=round(time.perf_counter() - start, 4),
+            support=self._support(outcome, question))
+
+    @staticmethod
+    def _support(outcome: Outcome | None, question: Question) -> dict[str, list[str]]:
+        if outcome is None:
+            return {}
+        if outcome.support is not None:
+            return outcome.support
+        return default_support(outcome.answers, question.documents)
 
     def run(self, question: Question, ctx: RunContext) -> MethodResult:
         return run_sync(self.arun(question, ctx))

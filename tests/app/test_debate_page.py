@@ -10,7 +10,9 @@ TRACE = str(FIXTURES / "madam" / "RAMDocs_test_madam_rag_Llama-3.3-70B-Instruct_
 
 
 def _debate() -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=180).run()
+    at = AppTest.from_file(APP, default_timeout=180)
+    at.query_params["methods"] = "no_rag"  # keep the home page's automatic run cheap
+    at.run()
     at.switch_page("pages/debate.py").run()
     assert not at.exception, at.exception
     assert at.title[0].value == "Debate (MADAM-RAG)"
@@ -80,4 +82,5 @@ def test_run_with_the_offline_model():
     assert any(t.value.endswith("· run · model offline/reader") for t in at.text)
     at.switch_page("pages/calls.py").run()
     calls = next(f.value for f in at.dataframe if "step" in f.value.columns)
-    assert set(calls["method"]) == {"madam"} and len(calls) == 7
+    madam = calls[calls["method"] == "madam"]
+    assert set(calls["method"]) == {"madam", "no_rag"} and len(madam) == 7

@@ -1,4 +1,4 @@
-"""Overview runs the baselines; Model calls lists them, shows a prompt, clears the cache; test connection."""
+"""Inspect runs the baselines; Model calls lists them, shows a prompt, clears the cache; test connection."""
 
 from streamlit.testing.v1 import AppTest
 
@@ -11,24 +11,22 @@ BASELINES = ["no_rag", "vanilla_rag"]
 
 
 def _on(page: str) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=180).run()
+    at = AppTest.from_file(APP, default_timeout=180)
+    at.query_params["methods"] = "no_rag,vanilla_rag"  # these tests count the baselines' calls only
+    at.run()
     at.switch_page(page).run()
     assert not at.exception, at.exception
-    if page == "pages/overview.py":  # these tests count the baselines' calls; other methods have their own tests
-        at.multiselect(key="overview.methods").set_value(BASELINES).run()
     return at
 
 
-def test_overview_runs_baselines_then_calls_page_lists_them():
-    at = _on("pages/overview.py")
+def test_inspect_runs_baselines_then_calls_page_lists_them():
+    at = _on("pages/inspect.py")  # the offline model runs without a click
     assert "heuristic reader" in " ".join(c.value for c in at.caption)
-    at.button(key="overview.run").click().run()
-    assert not at.exception, at.exception
     frame = next(f.value for f in at.dataframe if "method" in f.value.columns)
     assert set(frame["method"]) == {"no_rag", "vanilla_rag"}
     vanilla = frame.set_index("method").loc["vanilla_rag"]
-    assert "3,559" in vanilla["answers"] and vanilla["model calls"] == 1
-    at.toggle(key="overview.show_truth").set_value(True).run()
+    assert "3,559" in vanilla["answers"] and vanilla["calls"] == 1
+    at.toggle(key="inspect.show_truth").set_value(True).run()
     frame = next(f.value for f in at.dataframe if "verdict" in f.value.columns)
     assert frame.set_index("method").loc["vanilla_rag", "verdict"] == "correct"
     assert frame.set_index("method").loc["no_rag", "verdict"] == "abstained"
@@ -48,12 +46,11 @@ def test_overview_runs_baselines_then_calls_page_lists_them():
 
 
 def test_rerun_is_served_from_cache():
-    at = _on("pages/overview.py")
-    at.button(key="overview.run").click().run()
+    at = _on("pages/inspect.py")
     at.switch_page("pages/calls.py").run()
     before = next(f.value for f in at.dataframe if "step" in f.value.columns)
-    at.switch_page("pages/overview.py").run()
-    at.button(key="overview.run").click().run()
+    at.switch_page("pages/inspect.py").run()
+    at.button(key="inspect.run").click().run()
     at.switch_page("pages/calls.py").run()
     after = next(f.value for f in at.dataframe if "step" in f.value.columns)
     assert len(after) == len(before) + 2

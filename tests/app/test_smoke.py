@@ -29,8 +29,14 @@ def test_page_runs_without_exception(page):
     assert at.title, "every page has a title"
 
 
-def test_dataset_page_shows_question_documents_and_truth_overlay():
+def _dataset_page() -> AppTest:
     at = _app().run()
+    at.switch_page("pages/dataset.py").run()
+    return at
+
+
+def test_dataset_page_shows_question_documents_and_truth_overlay():
+    at = _dataset_page()
     assert not at.exception
     assert at.title[0].value == "Dataset"
     texts = [t.value for t in at.text]
@@ -46,7 +52,7 @@ def test_dataset_page_shows_question_documents_and_truth_overlay():
 
 
 def test_question_picker_and_dataset_switch():
-    at = _app().run()
+    at = _dataset_page()
     at.selectbox(key="app.question").set_value("ramdocs-0002").run()
     assert "What sport is William Carrier associated with?" in [t.value for t in at.text]
     at.selectbox(key="app.dataset").set_value("multisource").run()
@@ -59,7 +65,7 @@ def test_question_picker_and_dataset_switch():
 
 
 def test_own_file_with_errors_shows_the_validation_lines():
-    at = _app().run()
+    at = _dataset_page()
     at.selectbox(key="app.dataset").set_value("Your own file…").run()
     at.text_input(key="app.own_path").input(str(ROOT / "tests/fixtures/bad/wrong_types.jsonl")).run()
     assert not at.exception
@@ -69,7 +75,7 @@ def test_own_file_with_errors_shows_the_validation_lines():
 
 
 def test_dataset_page_retrieval_preview_builds_index_and_shows_hits():
-    at = _app().run()
+    at = _dataset_page()
     build = [b for b in at.button if b.key == "dataset.build_index"]
     if build:  # the index may already be on disk from another test of this session
         build[0].click().run()

@@ -12,7 +12,7 @@ from backend.methods import resolve
 from backend.methods.base import RunContext
 from backend.methods.baselines import NoRAG, VanillaRAG
 from backend.paths import SAMPLE_DATA
-from backend.schema import strip_truth
+from backend.schema import strip_truth, without_timings
 from tests.conftest import ROOT
 
 
@@ -26,13 +26,8 @@ def _ctx():
 
 
 def _comparable(result):
-    """Everything but wall-clock timings; calls sorted by id (concurrent calls finish in any order)."""
-    data = result.model_dump(mode="json", exclude={"wall_s"})
-    for call in data["calls"]:
-        for k in ("latency_s", "started_at", "ended_at"):
-            call.pop(k)
-    data["calls"].sort(key=lambda c: c["id"])
-    return json.dumps(data, sort_keys=True)
+    """Everything but wall-clock timings."""
+    return json.dumps(without_timings(result), sort_keys=True)
 
 
 def test_vanilla_rag_reads_the_given_documents(ramdocs):

@@ -1,0 +1,38 @@
+"""Small Streamlit placement helpers for the Inspect page (no logic: shaping is in inspect_view)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from backend.schema import MethodResult, Question
+from components.inspect_view import VERDICT_COLORS, tokens, verdict
+
+ROOT = Path(__file__).resolve().parents[1]
+#: each method's own page (added with the method); shown as a link under its column
+METHOD_PAGES = {"ra_rag": "pages/sources.py", "madam": "pages/debate.py", "astute": "pages/astute.py",
+                "counterfactual": "pages/counterfactual.py", "bridge": "pages/bridge.py",
+                "no_rag": "pages/calls.py", "vanilla_rag": "pages/calls.py"}
+
+
+def render_column(parent, name: str, result: MethodResult | None, question: Question, show_truth: bool) -> None:
+    """One method's column inside ``parent`` (a column or placeholder container)."""
+    box = parent.container(border=True)
+    box.markdown(f"**{name}**")  # our method name, not data
+    if result is None:
+        box.caption("running…")
+        return
+    if result.error:
+        box.badge("error", color="red")
+        box.text(result.error)
+    elif result.abstained or not result.answers:
+        box.badge("abstained", color="gray")
+    for answer in result.answers:
+        box.text(answer)
+    if show_truth:
+        v = verdict(result, question)
+        if v not in ("abstained", "error"):
+            box.badge(v, color=VERDICT_COLORS[v])
+    box.caption(f"{len(result.calls)} calls · {tokens(result)} tokens · {result.wall_s:.2f} s")
+    page = METHOD_PAGES.get(name)
+    if page and (ROOT / page).is_file():
+        box.page_link(page, label="details", icon=":material/arrow_forward:")

@@ -1,0 +1,91 @@
+"""Inspect page shaping and figures: one question, every method, side by side (pure functions)."""
+
+from __future__ import annotations
+
+import html
+import math
+
+import pandas as pd
+import plotly.graph_objects as go
+
+from backend.answers import matches, matches_any
+from backend.schema import MethodResult, Question
+from components.dataset_view import doc_kind
+from components.theme import KIND_COLORS, KIND_LABELS
+
+VERDICT_COLORS = {"correct": "green", "wrong": "red", "abstained": "gray", "error": "orange",
+                  "no gold answers": "blue"}
+
+
+def verdict(result: MethodResult, question: Question) -> str:
+    """Truth overlay for one result: correct / wrong / abstained / error / no gold answers."""
+    if result.error:
+        return "error"
+    if result.abstained or not result.answers:
+        return "abstained"
+    if not question.gold_answers:
+        return "no gold answers"
+    return "correct" if any(matches_any(a, question.gold_answers) for a in result.answers) else "wrong"
+
+
+def tokens(result: MethodResult) -> int:
+    return sum(c.prompt_tokens + c.completion_tokens for c in result.calls)
+
+
+def results_frame(results: dict[str, MethodResult], question: Question, show_truth: bool) -> pd.DataFrame:
+    rows = []
+    for name, r in results.items():
+        row = {"method": name, "answers": "; ".join(r.answers) or "—", "abstained": r.abstained,
+               "calls": len(r.calls), "uncached": sum(not c.cache_hit for c in r.calls), "tokens": tokens(r),
+               "wall s": round(r.wall_s, 3), "error": r.error or ""}
+        if show_truth:
+            row["verdict"] = verdict(r, question)
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def agree(a: MethodResult, b: MethodResult) -> float:
+    """1 when two methods give a matching answer (or both abstain), 0 when not, NaN when either failed."""
+    if a.error or b.error:
+        return math.nan
+    if not a.answers or not b.answers:
+        return float(not a.answers and not b.answers)
+    return float(any(matches(x, y) for x in a.answers for y in b.answers))
+
+
+def agreement_matrix(results: dict[str, MethodResult]) -> pd.DataFrame:
+    names = list(results)
+    return pd.DataFrame([[agree(results[r], results[c]) for c in names] for r in names], index=names, columns=names)
+
+
+def agreement_figure(results: dict[str, MethodResult]) -> go.Figure:
+    m = agreement_matrix(results)
+    text = [["agree" if v == 1 else "differ" if v == 0 else "error" for v in row] for row in m.values]
+    fig = go.Figure(go.Heatmap(z=m.values, x=list(m.columns), y=list(m.index), zmin=0, zmax=1, text=text,
+                               texttemplate="%{text}", colorscale=[[0, "#f4cccc"], [1, "#c8e6c9"]], showscale=False))
+    fig.update_layout(title="Agreement between methods (same answer, or both abstain)", xaxis_title="method",
+                      yaxis_title="method", height=120 + 45 * len(m), margin=dict(t=50, l=10, r=10, b=40))
+    fig.update_yaxes(autorange="reversed")
+    return fig
+
+
+def support_matrix(results: dict[str, MethodResult], question: Question) -> pd.DataFrame:
+    """Documents x methods: 1 where a method's final answer rests on the document."""
+    docs = [d.id for d in question.documents]
+    data = {name: [int(any(d in ids for ids in r.support.values())) for d in docs] for name, r in results.items()}
+    return pd.DataFrame(data, index=docs)
+
+
+def support_figure(results: dict[str, MethodResult], question: Question, show_truth: bool) -> go.Figure:
+    m = support_matrix(results, question)
+    kinds = {d.id: doc_kind(d) for d in question.documents}
+    # plotly reads a little HTML in labels: escape ids that come from the dataset
+    labels = [html.escape(f"{d} · {KIND_LABELS[kinds[d]]}" if show_truth else d) for d in m.index]
+    fig = go.Figure(go.Heatmap(z=m.values, x=list(m.columns), y=labels, zmin=0, zmax=1, showscale=False,
+                               colorscale=[[0, "#ffffff"], [1, KIND_COLORS["external"]]], xgap=2, ygap=2,
+                               hovertemplate="%{y}<br>%{x}: %{z}<extra></extra>"))
+    fig.update_layout(title="Which documents each method's answer rests on", xaxis_title="method",
+                      yaxis_title="document" + (" · true type" if show_truth else ""),
+                      height=140 + 28 * len(m), margin=dict(t=50, l=10, r=10, b=40))
+    fig.update_yaxes(autorange="reversed")
+    return fig

@@ -1,0 +1,65 @@
+"""Inspect: one question answered by every method at once, side by side, with the reasons visible."""
+
+import streamlit as st
+
+from backend.llm.offline import MODEL_NOTE
+from backend.methods import ALL_METHODS, METHODS
+from components import inspect_view as view
+from components.inspect_render import render_column
+from components.navigation import ensure_navigation
+from components.report import report_html
+from components.runs import cached_results, run_methods_iter
+from components.state import current_selection, init_page_state, key
+
+PAGE = "inspect"
+ensure_navigation()
+available = [m for m in ALL_METHODS if m in METHODS]
+from_url = [m for m in st.query_params.get("methods", "").split(",") if m in available]
+init_page_state(PAGE, {"methods": from_url or available, "show_truth": False})
+st.title("Inspect")
+selection = current_selection()
+if selection is None:
+    st.info("Pick a dataset in the sidebar.")
+    st.stop()
+question, offline = selection.question, selection.model.model.startswith("offline/")
+st.text(question.question)
+st.caption(f"{question.id} · {len(question.documents)} documents · model {selection.model.model}"
+           + (f" — {MODEL_NOTE}" if offline else ""))
+
+controls = st.columns([5, 2, 1], vertical_alignment="bottom")
+methods = controls[0].multiselect("methods", available, key=key(PAGE, "methods"),
+                                  help="Not implemented yet: " + (", ".join(m for m in ALL_METHODS if m not in METHODS) or "none"))
+show_truth = controls[1].toggle("Show ground truth", key=key(PAGE, "show_truth"))
+run_clicked = controls[2].button("Run", type="primary", key=key(PAGE, "run"), disabled=not methods)
+st.query_params["methods"] = ",".join(methods)
+
+results = cached_results(selection, methods)
+# the offline model costs nothing, so its results appear without a click; hosted models wait for Run
+if methods and (run_clicked or (results is None and offline)):
+    columns = dict(zip(methods, st.columns(len(methods))))
+    progress = st.progress(0.0, text=f"Running {len(methods)} methods…")
+    slots = {m: columns[m].empty() for m in methods}
+    for m in methods:
+        render_column(slots[m].container(), m, None, question, show_truth)
+    results = {}
+    for i, result in enumerate(run_methods_iter(selection, methods), start=1):
+        results[result.method] = result
+        render_column(slots[result.method].container(), result.method, result, question, show_truth)
+        progress.progress(i / len(methods), text=f"{i}/{len(methods)} methods done")
+    progress.empty()
+    st.rerun()
+if not results:
+    st.info("Press Run. Answers are cached, so re-running a question costs no model calls.")
+    st.stop()
+
+for column, (name, result) in zip(st.columns(len(results)), results.items()):
+    render_column(column, name, result, question, show_truth)
+st.dataframe(view.results_frame(results, question, show_truth), hide_index=True)
+if show_truth:
+    st.caption("Gold answers")
+    st.text("; ".join(question.gold_answers) or "—")
+charts = st.columns(2)
+charts[0].plotly_chart(view.agreement_figure(results), key=key(PAGE, "agreement"))
+charts[1].plotly_chart(view.support_figure(results, question, show_truth), key=key(PAGE, "support"))
+st.download_button("Download this inspection as HTML", data=report_html(selection.dataset, question, results),
+                   file_name=f"conflictlens-{question.id}.html", mime="text/html", key=key(PAGE, "download"))

@@ -1,0 +1,40 @@
+"""The Inspect home page: columns per method, truth verdicts, charts, download, and URL round trip."""
+
+from streamlit.testing.v1 import AppTest
+
+from backend.methods import ALL_METHODS, METHODS
+from tests.conftest import ROOT
+
+APP = str(ROOT / "app.py")
+
+
+def test_home_page_is_inspect_and_fills_every_column():
+    at = AppTest.from_file(APP, default_timeout=180).run()
+    assert not at.exception, at.exception
+    assert at.title[0].value == "Inspect"
+    frame = next(f.value for f in at.dataframe if "method" in f.value.columns)
+    registered = [m for m in ALL_METHODS if m in METHODS]
+    assert list(frame["method"]) == registered and "verdict" not in frame.columns
+    assert not any(frame["error"]), frame
+    assert len(at.get("plotly_chart")) == 2
+    assert at.get("download_button")
+    assert set(registered) <= {m.value.strip("*") for m in at.markdown}
+    at.toggle(key="inspect.show_truth").set_value(True).run()
+    frame = next(f.value for f in at.dataframe if "verdict" in f.value.columns)
+    verdicts = dict(zip(frame["method"], frame["verdict"]))
+    assert verdicts["no_rag"] == "abstained" and verdicts["vanilla_rag"] == "correct"
+
+
+def test_query_params_restore_the_view():
+    at = AppTest.from_file(APP, default_timeout=180)
+    at.query_params.update({"dataset": "ramdocs_dev", "question": "ramdocs-0002", "methods": "vanilla_rag"})
+    at.run()
+    assert not at.exception, at.exception
+    assert "What sport is William Carrier associated with?" in [t.value for t in at.text]
+    assert at.multiselect(key="inspect.methods").value == ["vanilla_rag"]
+    frame = next(f.value for f in at.dataframe if "method" in f.value.columns)
+    assert list(frame["method"]) == ["vanilla_rag"]
+    # and the page writes the current view back into the URL
+    at.multiselect(key="inspect.methods").set_value(["no_rag", "vanilla_rag"]).run()
+    assert at.query_params["methods"] == ["no_rag,vanilla_rag"] or at.query_params["methods"] == "no_rag,vanilla_rag"
+    assert at.query_params["question"] in ("ramdocs-0002", ["ramdocs-0002"])
