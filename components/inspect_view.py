@@ -8,24 +8,27 @@ import math
 import pandas as pd
 import plotly.graph_objects as go
 
-from backend.answers import matches, matches_any
+from backend.answers import accuracy, matches, strict_em
 from backend.schema import MethodResult, Question
 from components.dataset_view import doc_kind
 from components.theme import KIND_COLORS, KIND_LABELS
 
-VERDICT_COLORS = {"correct": "green", "wrong": "red", "abstained": "gray", "error": "orange",
-                  "no gold answers": "blue"}
+VERDICT_COLORS = {"correct": "green", "partly correct": "orange", "wrong": "red", "abstained": "gray",
+                  "error": "orange", "no gold answers": "blue"}
 
 
 def verdict(result: MethodResult, question: Question) -> str:
-    """Truth overlay for one result: correct / wrong / abstained / error / no gold answers."""
+    """Truth overlay for one result: correct (strict EM: every gold answer, no wrong one), partly correct
+    (plain accuracy only: a gold answer among them), wrong, abstained, error, or no gold answers."""
     if result.error:
         return "error"
     if result.abstained or not result.answers:
         return "abstained"
     if not question.gold_answers:
         return "no gold answers"
-    return "correct" if any(matches_any(a, question.gold_answers) for a in result.answers) else "wrong"
+    if strict_em(result.answers, question.gold_answers, question.wrong_answers):
+        return "correct"
+    return "partly correct" if accuracy(result.answers, question.gold_answers) else "wrong"
 
 
 def tokens(result: MethodResult) -> int:

@@ -87,3 +87,15 @@ def test_results_arrive_as_methods_finish(extra_methods, ramdocs):
 def test_support_defaults_to_documents_stating_the_answer(ramdocs):
     result = Runner(ramdocs, llm=LLMConfig(cache_mode="off")).run(ramdocs.question("@1"), ["vanilla_rag"])
     assert result["vanilla_rag"].support == {"3,559": ["ramdocs-0001-d1", "ramdocs-0001-d2"]}
+
+
+def test_structured_methods_report_the_documents_their_answer_rests_on(ramdocs):
+    q = ramdocs.question("@7")  # Death at a Funeral: correct, misinformation and noise documents
+    results = Runner(ramdocs, llm=LLMConfig(cache_mode="off")).run(q, ["ra_rag", "madam"])
+    madam = results["madam"]
+    assert madam.support == {s.answer: s.documents for s in madam.trace.support}
+    ra = results["ra_rag"]
+    voters = [s for s in ra.trace.sources if s.filtered_answer and ra.answers
+              and s.cluster == next(x.cluster for x in ra.trace.sources if x.filtered_answer == ra.answers[0])]
+    assert ra.support == {ra.answers[0]: [d for s in voters for d in s.documents]}
+    assert all(ids for ids in ra.support.values())

@@ -289,7 +289,8 @@ class MadamRAG(Method):
         else:
             await self._debate(ctx, question, docs, trace)
         finalize(trace)
-        return Outcome(trace.final_answers, not trace.final_answers, trace)
+        return Outcome(trace.final_answers, not trace.final_answers, trace,
+                       support={s.answer: list(s.documents) for s in trace.support})
 
     async def _debate(self, ctx: RunContext, question: Question, docs: list[Document], trace: MadamTrace) -> None:
         pending: dict[int, asyncio.Task] = {}

@@ -518,7 +518,18 @@ class RARAG(Method):
             trace.notes.append(note)
         final = trace.answers.get(variant)
         trace.final_answer = final
-        return Outcome([final] if final else [], final is None, trace)
+        return Outcome([final] if final else [], final is None, trace, support=self._support_of(trace, variant))
+
+    @staticmethod
+    def _support_of(trace: RARAGTrace, variant: str) -> dict[str, list[str]]:
+        """The final answer rests on the documents of the counted sources that voted for its cluster."""
+        if trace.final_answer is None:
+            return {}
+        winner = next((s.cluster for s in trace.sources if s.filtered_answer == trace.final_answer), None)
+        counted = {w.source for w in trace.walk if w.status == "selected"} if variant == "rrss" else None
+        docs = [d for s in trace.sources if s.cluster is not None and s.cluster == winner
+                and (counted is None or s.source in counted) for d in s.documents]
+        return {trace.final_answer: docs}
 
     def _votes(self, trace: RARAGTrace, names: list[str], weights: dict[str, float], variant: str) -> None:
         """Eq. 1 per aggregation over the answers at hand: MV/WMV/oracle need every source answered."""

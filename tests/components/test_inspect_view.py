@@ -14,6 +14,10 @@ def r(method, answers=(), error=None, support=None):
 
 def test_verdicts():
     assert view.verdict(r("a", ["ann lee"]), Q) == "correct"
+    two = Q.model_copy(update={"gold_answers": ["Ann Lee", "Cy Young"], "wrong_answers": ["Bob"]})
+    assert view.verdict(r("a", ["Ann Lee", "Cy Young"]), two) == "correct"
+    assert view.verdict(r("a", ["Ann Lee"]), two) == "partly correct"        # a gold answer missing
+    assert view.verdict(r("a", ["Ann Lee", "Cy Young", "Bob"]), two) == "partly correct"  # misinformation kept
     assert view.verdict(r("a", ["Bob"]), Q) == "wrong"
     assert view.verdict(r("a"), Q) == "abstained"
     assert view.verdict(r("a", error="boom"), Q) == "error"
