@@ -4,28 +4,31 @@ from __future__ import annotations
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from backend.schema import MethodResult, Question, ReliabilityEstimate
 
 
 def print_inspect(question: Question, results: dict[str, MethodResult]) -> None:
     console = Console()
-    console.print(f"[bold]{question.id}[/bold]: {question.question}", markup=True, highlight=False)
+    # dataset and model text go in as Text, never as rich markup ("[/0]" in a question must not crash)
+    console.print(Text.assemble((question.id, "bold"), ": ", question.question))
     table = Table("method", "answers", "abstained", "calls (cached)", "wall s", "error")
     for name, r in results.items():
         cached = sum(c.cache_hit for c in r.calls)
-        table.add_row(name, "; ".join(r.answers) or "—", "yes" if r.abstained else "no",
-                      f"{len(r.calls)} ({cached})", f"{r.wall_s:.2f}", r.error or "")
+        table.add_row(name, Text("; ".join(r.answers) or "—"), "yes" if r.abstained else "no",
+                      f"{len(r.calls)} ({cached})", f"{r.wall_s:.2f}", Text(r.error or ""))
     console.print(table)
 
 
 def print_reliability(report: dict, est: ReliabilityEstimate) -> None:
     """RA-RAG stage 1: per source ŵ, v, true p_i (when known), counts; then MAE, r and convergence."""
     console = Console()
-    table = Table("source", "ŵ", "v", "true p", "|ŵ−p|", "answered", "agreed", "IDK", "no docs", title=f"RA-RAG stage 1 on {est.dataset} ({est.questions} questions, "
-                                        f"{est.model}, evidence {est.evidence_mode})")
+    table = Table("source", "ŵ", "v", "true p", "|ŵ−p|", "answered", "agreed", "IDK", "no docs",
+                  title=Text(f"RA-RAG stage 1 on {est.dataset} ({est.questions} questions, {est.model}, "
+                             f"evidence {est.evidence_mode})"))
     for s in report["sources"]:
-        table.add_row(s["name"], _num(s["estimated"]), _num(s["weight"]), _num(s["true_reliability"]),
+        table.add_row(Text(s["name"]), _num(s["estimated"]), _num(s["weight"]), _num(s["true_reliability"]),
                       _num(s["abs_error"]), str(s["answered"]), str(s["agreed"]), str(s["idk"]),
                       str(s["no_documents"]))
     console.print(table)

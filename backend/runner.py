@@ -8,6 +8,7 @@ failure is contained in its ``MethodResult.error``. Results can be consumed as t
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import queue
 import threading
 from collections.abc import Callable, Iterator
@@ -72,7 +73,11 @@ class Runner:
         method = RARAG(**self.method_params.get("ra_rag", {}))
         questions = self.stripped.questions[:limit or self.calibration_limit or method.calibration_size]
         sources = self.stripped.source_names()
-        key = calibration_key(questions, sources, self.llm.model, self.evidence_mode, method.calibration_params())
+        # the endpoint is part of the model's identity (two servers may serve the same name); only a hash of
+        # it enters the key, never the URL itself
+        endpoint = hashlib.sha256(self.llm.api_base.encode()).hexdigest()[:12] if self.llm.api_base else ""
+        key = calibration_key(questions, sources, f"{self.llm.model}@{endpoint}" if endpoint else self.llm.model,
+                              self.evidence_mode, method.calibration_params())
         return method, questions, sources, key
 
     def cached_reliability(self, limit: int | None = None) -> ReliabilityEstimate | None:

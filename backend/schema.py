@@ -168,8 +168,6 @@ class LLMCall(_Model):
     cache_hit: bool = False
     parents: list[str] = Field(default_factory=list)  # ids of the calls whose output this call used
     attempts: int = 1
-    started_at: float = 0.0  # wall clock (time.time()) when the call was issued
-    ended_at: float = 0.0
 
 
 class BaselineTrace(_Model):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 from collections import Counter
 
 import pandas as pd
@@ -73,11 +74,13 @@ def docs_per_type_figure(ds: Dataset, show_truth: bool = True) -> go.Figure:
         part = frame[frame["type"] == kind].set_index("group")["documents"]
         if part.empty:
             continue
-        fig.add_bar(name=KIND_LABELS[kind], x=groups, y=[int(part.get(g, 0)) for g in groups],
+        # source names / question ids are data and plotly reads a little HTML in labels: escape them
+        fig.add_bar(name=KIND_LABELS[kind], x=[html.escape(g) for g in groups], y=[int(part.get(g, 0)) for g in groups],
                     marker_color=KIND_COLORS[kind])
     axis = "source" if by_source else "question (each document is its own source)"
     what = "Documents per type" if show_truth else "Documents (types hidden: turn on ground truth)"
     fig.update_layout(barmode="stack", title=f"{what} per {axis.split(' ')[0]}",
                       xaxis_title=axis, yaxis_title="documents (count)", legend_title="document type",
                       height=360, margin=dict(t=50, b=40, l=40, r=10))
+    fig.update_xaxes(type="category")  # ids like "1911" are names, not positions on a number line
     return fig

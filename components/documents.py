@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from backend.schema import Document
 from components.dataset_view import doc_kind
+from components.safe import md
 from components.theme import BADGE_COLORS, KIND_LABELS
 
 #: Show this many characters of a document before "show all" (long documents stay whole on request).
@@ -12,7 +13,7 @@ PREVIEW_CHARS = 1_500
 
 def render_document(st, doc: Document, show_truth: bool, *, key_prefix: str) -> None:
     """One document: id, optional truth badge, text (truncated preview with a toggle for long ones)."""
-    st.caption(f"{doc.id} · source {doc.source_name}")
+    st.caption(f"{md(doc.id)} · source {md(doc.source_name)}")  # Markdown: ids escaped
     if show_truth:
         # the badge is Markdown underneath, so it carries only our fixed kind name; the answer is data
         kind = doc_kind(doc)

@@ -7,6 +7,7 @@ import streamlit as st
 from backend.data import DatasetError, bundled_datasets
 from components import resources
 from components.dataset_view import question_label
+from components.safe import md
 from components.state import DEFAULT_MODEL, SELECTION_KEY, ModelChoice, Selection, init_page_state, key
 
 PAGE = "app"
@@ -75,7 +76,7 @@ def _test_connection(choice: ModelChoice) -> None:
     from components.runs import secrets_to_env
 
     secrets_to_env()
-    with st.spinner(f"Calling {choice.model}…"):
+    with st.spinner(f"Calling {md(choice.model)}…"):  # spinner text is Markdown
         ok, message, seconds = LLMClient(LLMConfig(model=choice.model, api_base=choice.api_base,
                                                    cache_mode="off", timeout_s=20)).test_connection()
     (st.success if ok else st.error)(f"{'Connected' if ok else 'Failed'} in {seconds:.1f} s", icon="✅" if ok else "⚠️")

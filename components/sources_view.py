@@ -6,6 +6,7 @@ types, true reliability) is joined in here only when asked for.
 
 from __future__ import annotations
 
+import html
 from collections import Counter
 
 import pandas as pd
@@ -93,19 +94,21 @@ def walk_summary(trace: RARAGTrace) -> str:
 def votes_figure(trace: RARAGTrace) -> go.Figure:
     """Grouped bars: each answer cluster's score under MV (count), WMV and κ-RRSS (Σ v)."""
     fig = go.Figure()
-    answers = [v.answer for v in trace.votes]
+    # answers are model output and plotly reads a little HTML in labels: escape them
+    answers = [html.escape(v.answer) for v in trace.votes]
     for variant in ("mv", "wmv", "rrss", "oracle_wmv"):
         values = [getattr(v, variant) for v in trace.votes]
         if not answers or all(x is None for x in values):
             continue
         winner = trace.answers.get(variant)
-        fig.add_bar(name=f"{VARIANT_LABELS[variant]} → {winner if winner else IDK_TEXT}", x=answers,
+        fig.add_bar(name=f"{VARIANT_LABELS[variant]} → {html.escape(winner) if winner else IDK_TEXT}", x=answers,
                     y=[x or 0.0 for x in values], marker_color=VARIANT_COLORS[variant],
                     text=[f"{x:.2f}" if x is not None else "" for x in values], textposition="outside")
     fig.update_layout(barmode="group", title="Votes per answer: MV vs WMV vs RA-RAG (κ-RRSS)",
                       xaxis_title="answer cluster (normalised filtered answers)",
                       yaxis_title="score (MV: votes; WMV, κ-RRSS: sum of weights v)", legend_title="aggregation → winner",
                       height=380, margin=dict(t=50, b=40, l=40, r=10))
+    fig.update_xaxes(type="category")  # answers like "1911" are names, not positions on a number line
     fig.add_hline(y=0, line_color="#616161", line_width=1)
     return fig
 
@@ -133,17 +136,17 @@ def reliability_figure(report: dict, show_truth: bool) -> go.Figure:
         fig.add_scatter(x=[0, 1], y=[0, 1], mode="lines", name="y = x (perfect estimate)",
                         line=dict(color=KIND_COLORS["noise"], dash="dash"))
         fig.add_scatter(x=[s["true_reliability"] for s in known], y=[s["estimated"] for s in known],
-                        mode="markers+text", text=[s["name"] for s in known], textposition="top center",
+                        mode="markers+text", text=[html.escape(s["name"]) for s in known], textposition="top center",
                         marker=dict(size=11, color=KIND_COLORS["external"]), name="source")
         mae, r = report["mae"], report["pearson_r"]
         fig.update_layout(title=f"Estimated vs true source reliability (MAE {_fmt(mae)}, Pearson r {_fmt(r)})",
                           xaxis_title="true reliability p (ground truth)", yaxis_title="estimated reliability ŵ")
         fig.update_xaxes(range=[-0.02, 1.02])
     else:
-        fig.add_bar(x=[s["name"] for s in rows], y=[s["estimated"] for s in rows],
+        fig.add_bar(x=[html.escape(s["name"]) for s in rows], y=[s["estimated"] for s in rows],
                     marker_color=KIND_COLORS["external"], name="ŵ")
         fig.update_layout(title="Estimated source reliability ŵ (turn on ground truth to compare with the truth)",
-                          xaxis_title="source", yaxis_title="estimated reliability ŵ")
+                          xaxis_title="source", yaxis_title="estimated reliability ŵ", xaxis_type="category")
     fig.update_yaxes(range=[-0.02, 1.05])
     fig.update_layout(height=400, margin=dict(t=50, b=40, l=40, r=10))
     return fig
@@ -156,7 +159,7 @@ def convergence_figure(est: ReliabilityEstimate) -> go.Figure:
     fig.add_bar(x=its, y=[h.changed for h in est.history], name="pseudo-labels changed",
                 marker_color=KIND_COLORS["noise"], opacity=0.35, secondary_y=True)
     for i, s in enumerate(est.sources):
-        fig.add_scatter(x=its, y=[h.estimated[i] for h in est.history], mode="lines+markers", name=s.name,
+        fig.add_scatter(x=its, y=[h.estimated[i] for h in est.history], mode="lines+markers", name=html.escape(s.name),
                         secondary_y=False)
     state = "converged" if est.converged else "stopped at a cycle" if est.cycle else "hit the iteration limit"
     fig.update_layout(title=f"Stage 1 convergence: {est.iterations} iterations ({state})", height=380,

@@ -5,6 +5,7 @@ import streamlit as st
 from components import calls_view as view
 from components.navigation import ensure_navigation
 from components.runs import call_cache, call_log
+from components.safe import md
 from components.state import init_page_state, key
 
 PAGE = "calls"
@@ -27,11 +28,11 @@ else:
     chosen = st.selectbox("show call", frame["id"].tolist(), key=key(PAGE, "call"))
     call = next((c for c in calls if c.id == chosen), None)
     if call is not None:
-        st.caption(f"{call.method} · {call.step} · task {call.task} · {call.model} · "
+        st.caption(f"{call.method} · {call.step} · task {call.task} · {md(call.model)} · "
                    f"{'cache hit' if call.cache_hit else f'{call.latency_s:.3f} s'} · parents: "
                    f"{', '.join(call.parents) or 'none'}")
         for message in call.messages:
-            st.markdown(f"**{message.get('role', '?')}**")
+            st.markdown(f"**{md(message.get('role', '?'))}**")
             st.code(message.get("content", ""), language=None, wrap_lines=True)
         st.markdown("**response**" if not call.error else "**error**")
         st.code(call.response if not call.error else call.error, language=None, wrap_lines=True)
@@ -49,5 +50,5 @@ cols[1].button("Clear this session's call list", key=key(PAGE, "clear_log"), on_
 if (cleared := st.session_state.pop(key(PAGE, "cleared"), None)) is not None:
     st.success(f"Deleted {cleared} cached replies.")
 stats = call_cache().stats()
-st.caption(f"{stats['entries']} cached replies in {stats['path']} ({stats['bytes'] / 1e6:.1f} MB). "
+st.caption(f"{stats['entries']} cached replies in {md(stats['path'])} ({stats['bytes'] / 1e6:.1f} MB). "
            "Re-running a question answers from here with zero model calls.")

@@ -7,6 +7,7 @@ from components import resources
 from components.documents import render_document
 from components.navigation import ensure_navigation
 from components.retrieval_view import hits_frame
+from components.safe import md
 from components.state import current_selection, init_page_state, key
 
 ensure_navigation()
@@ -28,7 +29,7 @@ cols[2].metric("named sources", len(ds.source_names()) if ds.multi_source else "
                help=None if ds.multi_source else "Documents name no source: each document is its own source.")
 cols[3].metric("format", ds.format)
 for note in ds.notes:
-    st.caption(f"Note: {note}")
+    st.caption(f"Note: {md(note)}")
 
 show_truth = st.toggle("Show ground truth", key=key(PAGE, "show_truth"),
                        help="Overlay document labels, gold/wrong answers and true source reliability. "
@@ -36,7 +37,7 @@ show_truth = st.toggle("Show ground truth", key=key(PAGE, "show_truth"),
 
 st.subheader("Selected question")
 st.text(question.question)
-st.caption(f"{question.id} · {len(question.documents)} documents")
+st.caption(f"{md(question.id)} · {len(question.documents)} documents")
 if show_truth:
     truth = st.columns(2)
     truth[0].markdown("**Gold answers**")
@@ -51,7 +52,7 @@ st.subheader("Documents by source")
 groups = view.documents_by_source(question) if ds.multi_source else {"each document is its own source":
                                                                      question.documents}
 for source, docs in groups.items():
-    with st.expander(f"{source} · {len(docs)} document{'s' * (len(docs) != 1)}", expanded=len(groups) <= 3):
+    with st.expander(f"{md(source)} · {len(docs)} document{'s' * (len(docs) != 1)}", expanded=len(groups) <= 3):
         for doc in docs:
             render_document(st, doc, show_truth, key_prefix=PAGE)
 

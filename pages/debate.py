@@ -8,6 +8,7 @@ from components import debate_view as view
 from components.documents import render_document
 from components.navigation import ensure_navigation
 from components.runs import cached_result, run_methods
+from components.safe import md
 from components.state import current_selection, init_page_state, key
 
 PAGE = "debate"
@@ -21,7 +22,7 @@ if selection is None:
     st.stop()
 question = selection.question
 st.text(question.question)
-st.caption(f"{question.id} · {len(question.documents)} documents, one agent each")
+st.caption(f"{md(question.id)} · {len(question.documents)} documents, one agent each")
 
 
 def _from_run():

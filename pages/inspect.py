@@ -9,6 +9,7 @@ from components.inspect_render import render_column
 from components.navigation import ensure_navigation
 from components.report import report_html
 from components.runs import cached_results, run_methods_iter
+from components.safe import md
 from components.state import current_selection, init_page_state, key
 
 PAGE = "inspect"
@@ -23,7 +24,7 @@ if selection is None:
     st.stop()
 question, offline = selection.question, selection.model.model.startswith("offline/")
 st.text(question.question)
-st.caption(f"{question.id} · {len(question.documents)} documents · model {selection.model.model}"
+st.caption(f"{md(question.id)} · {len(question.documents)} documents · model {md(selection.model.model)}"
            + (f" — {MODEL_NOTE}" if offline else ""))
 
 controls = st.columns([5, 2, 1], vertical_alignment="bottom")
@@ -61,5 +62,6 @@ if show_truth:
 charts = st.columns(2)
 charts[0].plotly_chart(view.agreement_figure(results), key=key(PAGE, "agreement"))
 charts[1].plotly_chart(view.support_figure(results, question, show_truth), key=key(PAGE, "support"))
-st.download_button("Download this inspection as HTML", data=report_html(selection.dataset, question, results),
+st.download_button("Download this inspection as HTML",
+                   data=report_html(selection.dataset, question, results, include_truth=show_truth),
                    file_name=f"conflictlens-{question.id}.html", mime="text/html", key=key(PAGE, "download"))

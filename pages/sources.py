@@ -3,10 +3,13 @@ stage-1 source reliability over the dataset (estimated vs true, convergence)."""
 
 import streamlit as st
 
+from backend.llm.client import LLMError
+from backend.retrieval import RetrievalError
 from components import runs
 from components import sources_view as view
 from components.documents import render_document
 from components.navigation import ensure_navigation
+from components.safe import md
 from components.state import init_page_state, key, require_selection
 from components.theme import VARIANT_LABELS
 
@@ -18,7 +21,7 @@ selection = require_selection()
 
 ds, question = selection.dataset, selection.question
 st.text(question.question)
-st.caption(f"{question.id} · {len(question.documents)} documents · model {selection.model.model}")
+st.caption(f"{md(question.id)} · {len(question.documents)} documents · model {md(selection.model.model)}")
 show_truth = st.toggle("Show ground truth", key=key(PAGE, "show_truth"),
                        help="Overlay document types, answer types and true source reliability. RA-RAG never sees them.")
 
@@ -42,7 +45,8 @@ else:
 
 
 def _stage1():
-    """Run (or load) stage 1 with progress bars; None when documents name no source."""
+    """Run (or load) stage 1 with progress bars; None when documents name no source or stage 1 failed
+    (the error is shown)."""
     if not multi:
         return None
     index_bar, bar = st.empty(), st.empty()
@@ -56,11 +60,17 @@ def _stage1():
                 slot.progress(pct / 100, text=f"{what}: {done:,}/{total:,}")
         return update
 
-    est = runs.reliability(selection, evidence, calibration, on_progress=progress(bar, "Stage 1: per-source answers"),
-                           on_index_progress=progress(index_bar, "Embedding documents"))
-    index_bar.empty()
-    bar.empty()
-    return est
+    try:
+        return runs.reliability(selection, evidence, calibration,
+                                on_progress=progress(bar, "Stage 1: per-source answers"),
+                                on_index_progress=progress(index_bar, "Embedding documents"))
+    except (LLMError, RetrievalError) as err:  # stage 1 runs outside the Runner's per-method error handling
+        st.error("Stage 1 (source reliability) failed:")
+        st.text(str(err))
+        return None
+    finally:
+        index_bar.empty()
+        bar.empty()
 
 
 settings = dict(evidence_mode=evidence, calibration=calibration, method_params={"ra_rag": {"compare_all": True}})
@@ -69,8 +79,9 @@ results = runs.cached_results(selection, ["ra_rag"], **settings)
 buttons = st.columns(2)
 if buttons[0].button("Run RA-RAG", type="primary", key=key(PAGE, "run")):
     est = est or _stage1()
-    with st.spinner("Running RA-RAG on this question…"):
-        results = runs.run_methods(selection, ["ra_rag"], **settings)
+    if est is not None or not multi:  # a failed stage 1 was reported: running on would only repeat it
+        with st.spinner("Running RA-RAG on this question…"):
+            results = runs.run_methods(selection, ["ra_rag"], **settings)
 if multi and est is None and buttons[1].button("Estimate source reliability (stage 1)", key=key(PAGE, "stage1")):
     est = _stage1()
 
@@ -84,7 +95,8 @@ def _render_question(result) -> None:
     st.subheader("Answer")
     cols = st.columns(len(t.answers))
     for col, (variant, answer) in zip(cols, t.answers.items()):
-        col.metric(VARIANT_LABELS[variant], answer or view.IDK_TEXT)
+        col.caption(VARIANT_LABELS[variant])  # our label; the answer is model output: plain text, not st.metric
+        col.text(answer or view.IDK_TEXT)
     st.text(f"Weights: {t.weights_note}")
     for note in t.notes:
         st.text(f"Note: {note}")

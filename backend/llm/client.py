@@ -19,6 +19,7 @@ are never part of a cache key, an ``LLMCall``, a trace or a log line.
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 import time
 import weakref
@@ -105,9 +106,16 @@ def classify(exc: BaseException) -> str:
     return "other"
 
 
+def _secrets(explicit: str | None) -> list[str]:
+    """Every key we might hold: the one passed in and the environment's ``*_API_KEY``/``*_TOKEN`` values."""
+    found = [v for k, v in os.environ.items() if k.upper().endswith(("_API_KEY", "_TOKEN")) and len(v) >= 8]
+    return ([explicit] if explicit else []) + found
+
+
 def _redact(text: str, secret: str | None) -> str:
-    """The provider's message, without the key and without litellm's traceback and bug-report link."""
-    text = text.replace(secret, "***") if secret else text
+    """The provider's message, without any key and without litellm's traceback and bug-report link."""
+    for value in _secrets(secret):
+        text = text.replace(value, "***")
     text = text.split("\nTraceback (most recent call last)")[0]
     text = text.split("\nThis looks like a bug in LiteLLM")[0].strip()
     return text if len(text) <= 800 else text[:800] + " …"

@@ -30,22 +30,60 @@ class TraceFileError(ValueError):
     """A trace file that cannot be shown; the message names the file, the line and the problem."""
 
 
+def _kind(value: Any) -> str:
+    """A JSON value's type, for messages."""
+    if value is None:
+        return "null"
+    for types, name in ((bool, "a boolean"), ((int, float), "a number"), (str, "a string"), (list, "a list"),
+                        (dict, "an object")):
+        if isinstance(value, types):
+            return name
+    return type(value).__name__
+
+
+def _strings(value: Any, where: str) -> list[str]:
+    """A list of strings (missing or null: empty); ValueError naming the field otherwise."""
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise ValueError(f"{where} is {_kind(value)}, expected a list of strings (one per agent)")
+    for i, item in enumerate(value):
+        if not isinstance(item, str):
+            raise ValueError(f"{where}[{i}] is {_kind(item)}, expected a string")
+    return value
+
+
+def _optional_string(value: Any, where: str) -> str | None:
+    if value is not None and not isinstance(value, str):
+        raise ValueError(f"{where} is {_kind(value)}, expected a string")
+    return value
+
+
 def _round_keys(row: dict[str, Any]) -> list[tuple[int, dict[str, Any]]]:
+    """The rounds in order, each checked to be an object (a hand-edited or foreign file fails here, named)."""
     rounds = sorted((int(m.group(1)), v) for k, v in row.items() if (m := re.fullmatch(r"round(\d+)", k)))
     if not rounds or [t for t, _ in rounds] != list(range(1, len(rounds) + 1)):
         raise ValueError(f"expected keys round1, round2, … in order, got {sorted(row)}")
+    for t, data in rounds:
+        if not isinstance(data, dict):
+            raise ValueError(f"round{t} is {_kind(data)}, expected an object with answers and explanations")
     return rounds
 
 
 def trace_from_released(row: dict[str, Any], question: Question, max_rounds: int = 3) -> MadamTrace:
-    """The released code's record of one debate as a ``MadamTrace`` (raises ValueError on a mismatch)."""
+    """The released code's record of one debate as a ``MadamTrace`` (raises ValueError on a mismatch or a
+    malformed row)."""
     n = len(question.documents)
+    rounds = _round_keys(row)
+    final = _optional_string(row.get("final_aggregation"), "final_aggregation")
     trace = MadamTrace(origin="released", origin_note=RELEASED_NOTE, max_rounds=max_rounds,
                        history_mode=HISTORY_MODES[0], shuffle=False, seed=42, early_stop=True,
                        agents=[MadamAgent(number=i, document_id=d.id) for i, d in enumerate(question.documents, 1)])
     previous = None
-    for t, data in _round_keys(row):
-        answers, explanations = data.get("answers") or [], data.get("explanations") or []
+    for t, data in rounds:
+        answers = _strings(data.get("answers"), f"round{t}.answers")
+        explanations = _strings(data.get("explanations"), f"round{t}.explanations")
+        aggregation = _optional_string(data.get("aggregation"), f"round{t}.aggregation")
         if len(answers) != n or len(explanations) != n:
             raise ValueError(f"round{t} has {len(answers)} answers and {len(explanations)} explanations, but "
                              f"question {question.id} has {n} documents (one agent per document)")
@@ -58,8 +96,8 @@ def trace_from_released(row: dict[str, Any], question: Question, max_rounds: int
         rnd = MadamRound(round=t, turns=turns)
         if previous is not None:
             check_convergence(rnd, previous)
-        if data.get("aggregation"):
-            rnd.aggregation = parse_aggregation(t, list(range(1, n + 1)), data["aggregation"], None)
+        if aggregation:
+            rnd.aggregation = parse_aggregation(t, list(range(1, n + 1)), aggregation, None)
         trace.rounds.append(rnd)
         previous = rnd
     last = trace.rounds[-1]
@@ -71,7 +109,6 @@ def trace_from_released(row: dict[str, Any], question: Question, max_rounds: int
         extra.append(f"the released run stopped at round {last.round} by its own test, but by ours "
                      f"{last.n_changed} agent(s) changed their answer")
     finalize(trace)
-    final = row.get("final_aggregation")
     chosen = next((r.aggregation for r in trace.rounds if r.round == trace.final_round), None)
     if final and (chosen is None or final.strip() != chosen.raw.strip()):
         extra.append(f"the file's final_aggregation differs from round {trace.final_round}'s aggregation; "
@@ -97,9 +134,15 @@ def load_trace_file(path: str | Path, question: Question, line: int = 1) -> Meth
     path = Path(path)
     where = f"{path}:{line}"
     try:
-        text = path.read_text(encoding="utf-8")
+        data = path.read_bytes()
     except OSError as err:
         raise TraceFileError(f"{path}: cannot read: {err.strerror or err}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line_no, column = data.count(b"\n", 0, err.start) + 1, err.start - data.rfind(b"\n", 0, err.start)
+        raise TraceFileError(f"{path}:{line_no}: not UTF-8 text (byte 0x{data[err.start]:02x} at column {column}); "
+                             "save the file as UTF-8") from None
     try:
         obj = json.loads(text)
     except json.JSONDecodeError:

@@ -30,7 +30,8 @@ runner computes or loads them once per dataset + model + evidence mode on a trut
 * f_align: the source's documents concatenated, lower-cased ``\\w+`` tokens, no stemming, clipped
   counts, kept when P ≥ τ (§8.9). Votes use the filtered, normalised answers (§8.18).
 * Ties (argmax): the higher score, then the candidate whose best supporter has the higher weight,
-  then the lower source index (dataset order); scores are compared rounded to 1e-9. κ-RRSS ranks equal
+  then the lower source index (dataset order; per-document mode uses a hash order, since RAMDocs' document
+  order correlates with the labels); scores are compared rounded to 1e-9. κ-RRSS ranks equal
   weights by source index (stable sort) (§8.4).
 * A source that is IDK on every calibration question has no evidence: ŵ = None, v = 0 (neutral; no NaN)
   (§8.2). Negative weights (ŵ < 1/N) are kept (§8.3). Scale N in v = N·ŵ − 1 = the number of sources (§8.10).
@@ -461,10 +462,15 @@ class RARAG(Method):
     def _setting(self, q: Question, ctx: RunContext) -> tuple[list[str], dict[str, float], dict, bool, str]:
         """(sources, weights v, estimates ŵ, per-document?, where the weights came from)."""
         if not ctx.sources and all(d.source is None for d in q.documents):
-            names = [d.source_name for d in q.documents]
+            # [ours] ties in MV fall to the lower source index; dataset order can carry truth (RAMDocs lists
+            # a correct document first in 97 of 100 dev questions), so documents are put in a fixed
+            # pseudo-random order first: a hash of question and document, blind to position and labels
+            names = sorted((d.source_name for d in q.documents),
+                           key=lambda n: hashlib.sha256(f"{q.question}\x00{n}".encode()).hexdigest())
             return names, dict.fromkeys(names, 1.0), {}, True, (
                 "documents name no source: each document is its own source; nothing to estimate, so "
-                "RA-RAG is majority voting (v = 1) with f_align over all documents")
+                "RA-RAG is majority voting (v = 1) with f_align over all documents, ties broken in a fixed "
+                "pseudo-random document order")
         names = list(ctx.sources) or list(dict.fromkeys(d.source_name for d in q.documents))
         est = ctx.reliability
         if est is None:

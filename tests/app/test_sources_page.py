@@ -5,6 +5,7 @@ import json
 
 from streamlit.testing.v1 import AppTest
 
+from backend.llm.providers import scripted
 from tests.conftest import ROOT
 
 APP = str(ROOT / "app.py")
@@ -14,23 +15,37 @@ def _frame(at, column):
     return next(f.value for f in at.dataframe if column in f.value.columns)
 
 
+def _answers(at) -> dict[str, str]:
+    """The Answer row: our variant label (caption) over the answer (plain text) in each column."""
+    return {c.caption[0].value: c.text[0].value for c in at.columns if len(c.caption) == len(c.text) == 1}
+
+
 def _charts(at) -> dict[str, dict]:
     specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
     return {s["layout"]["title"]["text"]: s for s in specs}
 
 
-def test_sources_page_runs_ra_rag_and_shows_walk_votes_and_reliability():
+def _sources_page(dataset: str | None = None, question: str | None = None, model: str | None = None,
+                  calibration: int | None = None) -> AppTest:
     at = AppTest.from_file(APP, default_timeout=300).run()
-    at.selectbox(key="app.dataset").set_value("multisource").run()
-    at.selectbox(key="app.question").set_value("ms-0036").run()
+    for kind, name, value in (("selectbox", "dataset", dataset), ("selectbox", "question", question),
+                              ("text_input", "model", model)):
+        if value is not None:  # look each widget up after the previous change: the dataset changes the questions
+            getattr(at, kind)(key=f"app.{name}").set_value(value).run()
     at.switch_page("pages/sources.py").run()
     assert not at.exception, at.exception
-    at.number_input(key="sources.calibration").set_value(30).run()
+    if calibration is not None:
+        at.number_input(key="sources.calibration").set_value(calibration).run()
+    return at
+
+
+def test_sources_page_runs_ra_rag_and_shows_walk_votes_and_reliability():
+    at = _sources_page("multisource", "ms-0036", calibration=30)
     at.button(key="sources.run").click().run()
     assert not at.exception, at.exception
 
-    metrics = {m.label: m.value for m in at.metric}
-    assert metrics["MV"] == "Zuru" and metrics["RA-RAG (κ-RRSS)"] == "Viu"  # MV misled, RA-RAG right
+    answers = _answers(at)
+    assert answers["MV"] == "Zuru" and answers["RA-RAG (κ-RRSS)"] == "Viu"  # MV misled, RA-RAG right
     per_source = _frame(at, "ROUGE-1 P")
     assert len(per_source) == 8 and "true p" not in per_source.columns  # truth hidden by default
     weights = list(per_source["weight v"])
@@ -56,13 +71,31 @@ def test_sources_page_runs_ra_rag_and_shows_walk_votes_and_reliability():
 
 
 def test_sources_page_on_a_dataset_without_named_sources():
-    at = AppTest.from_file(APP, default_timeout=300).run()
-    at.switch_page("pages/sources.py").run()
-    assert not at.exception, at.exception
+    at = _sources_page()
     assert any("each document is its own source" in i.value for i in at.info)
     assert not [b for b in at.button if b.key == "sources.stage1"]
     at.button(key="sources.run").click().run()
     assert not at.exception, at.exception
-    assert {m.label: m.value for m in at.metric} == {"MV": "3,559"}
+    assert _answers(at) == {"MV": "3,559"}
     assert len(_frame(at, "ROUGE-1 P")) == 3 and not [f for f in at.dataframe if "step" in f.value.columns]
     assert not any(t.startswith("Stage 1") for t in _charts(at))
+
+
+def test_a_failing_stage_1_is_an_error_message_not_a_traceback(monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)  # the hosted model fails in stage 1
+    for button in ("sources.stage1", "sources.run"):
+        at = _sources_page("multisource", model="openai/gpt-4o-mini", calibration=2)
+        at.button(key=button).click().run()
+        assert not at.exception, at.exception
+        assert [e.value for e in at.error] == ["Stage 1 (source reliability) failed:"]
+        assert any("openai/gpt-4o-mini" in t.value and "auth" in t.value for t in at.text)
+        assert not [f for f in at.dataframe if "ROUGE-1 P" in f.value.columns]  # the run was skipped
+
+
+def test_answers_are_plain_text_not_markdown():
+    with scripted({"*": "**3,559** people"}):  # every source answers with Markdown in it
+        at = _sources_page(model="scripted/markdown-answer")
+        at.button(key="sources.run").click().run()
+    assert not at.exception, at.exception
+    assert not at.metric  # st.metric renders its value as Markdown
+    assert _answers(at) == {"MV": "**3,559** people"}

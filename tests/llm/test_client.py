@@ -113,3 +113,13 @@ def test_api_key_never_reaches_cache_or_call_records(tmp_path):
     for path in tmp_path.rglob("*"):
         if path.is_file():
             assert secret.encode() not in path.read_bytes(), path
+
+
+def test_keys_from_the_environment_are_redacted_from_provider_errors(tmp_path, monkeypatch):
+    secret = "sk-env-SECRET-abcdef0123456789"
+    monkeypatch.setenv("SOMEPROVIDER_API_KEY", secret)
+    with scripted({"closed_book": lambda f: (_ for _ in ()).throw(RuntimeError(f"bad key {secret}"))}):
+        client = LLMClient(LLMConfig(model="scripted/t", cache_mode="off", num_retries=0))
+        with pytest.raises(LLMError) as err:
+            client.complete(MSG, task="closed_book", step="a", question="who?")
+    assert secret not in err.value.message and secret not in client.calls[0].error and "***" in err.value.message

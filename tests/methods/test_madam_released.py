@@ -87,3 +87,28 @@ def test_trace_file_errors_are_clear(ramdocs, tmp_path, row):
     assert load_trace_file(ours, ramdocs.question("@1")).answers == ["3,559", "3,506"]
     with pytest.raises(TraceFileError, match="for question ramdocs-0001; select that question"):
         load_trace_file(ours, ramdocs.question("@2"))
+
+
+def test_a_non_utf8_file_is_a_trace_file_error(ramdocs, tmp_path):
+    bad = tmp_path / "latin1.jsonl"
+    bad.write_bytes(b'{"round1": {}}\n{"final_aggregation": "caf\xe9"}\n')
+    with pytest.raises(TraceFileError, match=r"latin1.jsonl:2: not UTF-8 text \(byte 0xe9 at column 27\)"):
+        load_trace_file(bad, ramdocs.question("@1"))
+
+
+@pytest.mark.parametrize("row, problem", [
+    ({"round1": 5}, "round1 is a number, expected an object with answers and explanations"),
+    ({"round1": [{"a": 1}]}, r"round1 is a list, expected an object with answers and explanations"),
+    ({"round1": {"answers": "abc", "explanations": ["x"] * 3}}, "round1.answers is a string, expected a list of"),
+    ({"round1": {"answers": ["a", {"b": 1}, "c"], "explanations": ["x"] * 3}},
+     r"round1.answers\[1\] is an object, expected a string"),
+    ({"round1": {"answers": ["a"] * 3, "explanations": ["x"] * 3, "aggregation": 7}},
+     "round1.aggregation is a number, expected a string"),
+    ({"round1": {"answers": ["a"] * 3, "explanations": ["x"] * 3}, "final_aggregation": ["y"]},
+     "final_aggregation is a list, expected a string"),
+])
+def test_malformed_released_rows_are_trace_file_errors(ramdocs, tmp_path, row, problem):
+    path = tmp_path / "rows.jsonl"
+    path.write_text('{"round1": {}}\n' + json.dumps(row) + "\n")
+    with pytest.raises(TraceFileError, match=r"rows.jsonl:2: " + problem):
+        load_trace_file(path, ramdocs.question("@1"), line=2)

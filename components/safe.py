@@ -1,0 +1,23 @@
+"""Data inside Markdown-rendering elements (st.caption, expander labels, st.markdown): escaped to plain text.
+
+Prefer ``st.text`` for data. Where a label must carry data (an id, a source name, a file path), wrap the data,
+never our own formatting, in ``md()``.
+"""
+
+from __future__ import annotations
+
+import re
+
+#: Every character Markdown, GFM or Streamlit's extensions give a meaning to (emphasis, links and images,
+#: code, headings, lists, quotes, tables, strikethrough, HTML, LaTeX ``$``, ``:emoji:`` / ``:red[...]``
+#: directives, autolinks ``http://`` / ``www.`` / ``a@b.c``, entities ``&amp;``). CommonMark lets any ASCII
+#: punctuation be backslash-escaped, so escaping one too many is harmless.
+_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:=&@^%\"'])")
+_LINE_BREAKS = re.compile(r"\s*[\r\n]+\s*")
+
+
+def md(text: str) -> str:
+    """``text`` escaped so Markdown shows it literally, on one line. Escaping every marker character also
+    neutralises leading list, heading, quote, table and code-fence markers (``- ``, ``1. ``, ``# ``, ``> ``)."""
+    one_line = _LINE_BREAKS.sub(" ", str(text)).strip()  # labels are one line; no setext headings, no code blocks
+    return _SPECIAL.sub(r"\\\1", one_line)
