@@ -25,3 +25,12 @@ def _session_cache_dir(tmp_path_factory):
         os.environ.pop("CONFLICTLENS_CACHE_DIR", None)
     else:
         os.environ["CONFLICTLENS_CACHE_DIR"] = old
+
+
+@pytest.fixture(scope="session")
+def ramdocs():
+    """The bundled 100-question RAMDocs dev set (loaded once per session)."""
+    from backend.data import load_dataset
+    from backend.paths import SAMPLE_DATA
+
+    return load_dataset(SAMPLE_DATA / "ramdocs_dev")

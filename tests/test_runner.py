@@ -43,11 +43,6 @@ def extra_methods(monkeypatch):
     monkeypatch.setitem(registry.METHODS, "broken", Broken)
 
 
-@pytest.fixture(scope="module")
-def ramdocs():
-    return load_dataset(SAMPLE_DATA / "ramdocs_dev")
-
-
 def test_call_graph_edges_and_critical_path(extra_methods, ramdocs):
     with scripted({"closed_book": "x"}):
         results = Runner(ramdocs, llm=LLMConfig(model="scripted/t", cache_mode="off")).run(

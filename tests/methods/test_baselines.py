@@ -16,11 +16,6 @@ from backend.schema import strip_truth, without_timings
 from tests.conftest import ROOT
 
 
-@pytest.fixture(scope="module")
-def ramdocs():
-    return load_dataset(SAMPLE_DATA / "ramdocs_dev")
-
-
 def _ctx():
     return RunContext(client=LLMClient(LLMConfig(cache_mode="off")).for_method("t"))
 

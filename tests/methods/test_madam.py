@@ -7,13 +7,11 @@ import time
 
 import pytest
 
-from backend.data import load_dataset
 from backend.llm.client import LLMClient, LLMConfig
 from backend.llm.providers import scripted
 from backend.methods import METHODS
 from backend.methods.base import RunContext
 from backend.methods.madam import NO_OTHER_AGENTS, MadamRAG, same_answer, shuffled_order
-from backend.paths import SAMPLE_DATA
 from backend.schema import Document, DocLabel, MethodResult, Question, strip_truth
 from tests.methods.test_baselines import _comparable
 
@@ -275,11 +273,6 @@ def test_aggregation_overlaps_the_next_round_only_when_the_history_allows():
 
 
 # --- the offline model, end to end --------------------------------------------------------------
-
-@pytest.fixture(scope="module")
-def ramdocs():
-    return load_dataset(SAMPLE_DATA / "ramdocs_dev")
-
 
 def _offline_ctx():
     return RunContext(client=LLMClient(LLMConfig(cache_mode="off")).for_method("madam"))

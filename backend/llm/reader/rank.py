@@ -14,13 +14,12 @@ as a relevance signal for abstaining.
 
 from __future__ import annotations
 
-from collections import OrderedDict
-from threading import Lock
 
 import numpy as np
 
 from .qtype import QInfo
 from .spans import Cand
+from .lru import LRU
 from .text import content_stems
 
 #: Words either side of the answer that are embedded (about 25 model tokens).
@@ -61,32 +60,8 @@ def answer_window(sentence: str, cand: Cand, width: int | None = None) -> str:
     return " ".join(left + [sentence[cand.start:cand.end]] + right)
 
 
-class _QuestionCache:
-    """Question embeddings: the same question is read against many passages and by many tasks."""
-
-    def __init__(self, size: int = 2048):
-        self.size, self.data, self.lock = size, OrderedDict(), Lock()
-
-    def get(self, text: str):
-        with self.lock:
-            v = self.data.get(text)
-            if v is not None:
-                self.data.move_to_end(text)
-            return v
-
-    def put(self, text: str, vec) -> None:
-        with self.lock:
-            self.data[text] = vec
-            self.data.move_to_end(text)
-            while len(self.data) > self.size:
-                self.data.popitem(last=False)
-
-    def clear(self) -> None:
-        with self.lock:
-            self.data.clear()
-
-
-QUESTION_CACHE = _QuestionCache()
+#: question embeddings: the same question is read against many passages and by many tasks
+QUESTION_CACHE = LRU(2048)
 
 
 def embed_all(questions: list[str], texts: list[str]) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:

@@ -12,11 +12,10 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import re
-from collections import OrderedDict
 from dataclasses import dataclass, field
-from threading import Lock
 
 from . import rank, relevance, spans
+from .lru import LRU
 from .qtype import QInfo, analyse
 from .score import context_score
 from .text import split_sentences
@@ -146,31 +145,8 @@ def _key(item: tuple[str, str]) -> bytes:
     return hashlib.blake2b(f"{item[0]}\x00{item[1]}".encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
-class _ReadingCache:
-    """(question, passage) -> Reading. The offline model reads the same pair for many tasks."""
-
-    def __init__(self, size: int = 8192):
-        self.size, self.data, self.lock = size, OrderedDict(), Lock()
-
-    def get(self, key):
-        with self.lock:
-            r = self.data.get(key)
-            if r is not None:
-                self.data.move_to_end(key)
-            return r
-
-    def put(self, key, value) -> None:
-        with self.lock:
-            self.data[key] = value
-            while len(self.data) > self.size:
-                self.data.popitem(last=False)
-
-    def clear(self) -> None:
-        with self.lock:
-            self.data.clear()
-
-
-_CACHE = _ReadingCache()
+#: (question, passage) -> Reading: the offline model reads the same pair for many tasks
+_CACHE = LRU(8192)
 
 
 def _copy(r: Reading) -> Reading:
