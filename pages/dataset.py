@@ -8,17 +8,14 @@ from components.documents import render_document
 from components.navigation import ensure_navigation
 from components.retrieval_view import hits_frame
 from components.safe import md
-from components.state import current_selection, init_page_state, key
+from components.state import init_page_state, key, require_selection
 
 ensure_navigation()
 
 PAGE = "dataset"
 init_page_state(PAGE, {"show_truth": False})
-selection = current_selection()
 st.title("Dataset")
-if selection is None:
-    st.info("Pick a dataset in the sidebar.")
-    st.stop()
+selection = require_selection(model_note=False)
 
 ds, question = selection.dataset, selection.question
 n_docs = sum(len(q.documents) for q in ds.questions)

@@ -9,17 +9,14 @@ from components.documents import render_document
 from components.navigation import ensure_navigation
 from components.runs import cached_result, run_methods
 from components.safe import md
-from components.state import current_selection, init_page_state, key
+from components.state import init_page_state, key, require_selection
 
 PAGE = "debate"
 RUN, OPEN = "Run MADAM-RAG on this question", "Open a trace file"
 ensure_navigation()
 init_page_state(PAGE, {"source": RUN, "path": "", "line": 1, "show_truth": False})
 st.title("Debate (MADAM-RAG)")
-selection = current_selection()
-if selection is None:
-    st.info("Pick a dataset in the sidebar.")
-    st.stop()
+selection = require_selection(model_note=False)
 question = selection.question
 st.text(question.question)
 st.caption(f"{md(question.id)} · {len(question.documents)} documents, one agent each")

@@ -10,7 +10,7 @@ from components.navigation import ensure_navigation
 from components.report import report_html
 from components.runs import cached_results, run_methods_iter
 from components.safe import md
-from components.state import current_selection, init_page_state, key
+from components.state import init_page_state, key, require_selection
 
 PAGE = "inspect"
 ensure_navigation()
@@ -18,10 +18,7 @@ available = [m for m in ALL_METHODS if m in METHODS]
 from_url = [m for m in st.query_params.get("methods", "").split(",") if m in available]
 init_page_state(PAGE, {"methods": from_url or available, "show_truth": False})
 st.title("Inspect")
-selection = current_selection()
-if selection is None:
-    st.info("Pick a dataset in the sidebar.")
-    st.stop()
+selection = require_selection(model_note=False)
 question, offline = selection.question, selection.model.model.startswith("offline/")
 st.text(question.question)
 st.caption(f"{md(question.id)} · {len(question.documents)} documents · model {md(selection.model.model)}"

@@ -42,6 +42,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from backend.llm.client import approx_tokens
+
 DEFAULT_MODEL_NAME = "reader"
 DEFAULT_HANG_S = 3600.0
 
@@ -122,10 +124,6 @@ def _text(content: Any) -> str:
     return str(content)
 
 
-def _tokens(text: str) -> int:
-    return len(text.split())
-
-
 def _error(status: int, message: str, type_: str, code: str | None = None) -> JSONResponse:
     return JSONResponse({"error": {"message": message, "type": type_, "param": None, "code": code}},
                         status_code=status)
@@ -187,7 +185,7 @@ def _validate(body: Any) -> tuple[list[dict[str, Any]], dict[str, Any]] | JSONRe
 
 
 def _completion(model: str, text: str, prompt_tokens: int) -> dict[str, Any]:
-    completion_tokens = _tokens(text)
+    completion_tokens = approx_tokens(text)
     return {
         "id": f"chatcmpl-{uuid.uuid4().hex[:24]}", "object": "chat.completion", "created": int(time.time()),
         "model": model, "system_fingerprint": None,
@@ -249,7 +247,7 @@ def create_app(settings: ServerSettings | None = None) -> Starlette:
         if fault.kind == "hang":
             await _sleep_unless_disconnected(request, settings.hang_s)
             return _error(504, "hung request ended (serve-model --hang-rate)", "server_error", "timeout")
-        prompt_tokens = sum(_tokens(m["content"]) for m in messages)
+        prompt_tokens = sum(approx_tokens(m["content"]) for m in messages)
         if fault.kind == "garbage":
             text = garbage_text(settings.seed, n)
         else:

@@ -14,6 +14,8 @@ import hashlib
 import re
 from dataclasses import dataclass, field
 
+from backend.answers import normalize
+
 from . import rank, relevance, spans
 from .lru import LRU
 from .qtype import QInfo, analyse
@@ -58,8 +60,8 @@ class _Prepared:
 
 
 def answer_key(text: str) -> str:
-    t = re.sub(r"[^\w\s]", " ", text.lower())
-    return " ".join(w for w in t.split() if w not in {"a", "an", "the"})
+    """Candidates that normalise alike are one answer (the project's shared normaliser)."""
+    return normalize(text)
 
 
 def _rank_candidates(q: QInfo, sents: list[str], lex: list[tuple[float, float]]):
