@@ -32,7 +32,7 @@ def _cmd_validate(args: argparse.Namespace) -> int:
 
 
 def _cmd_build_sample(args: argparse.Namespace) -> int:
-    from backend.sample import build_sample
+    from backend.sample.build import build_sample
 
     for line in build_sample(Path(args.out)):
         print(line)
@@ -50,7 +50,7 @@ def _add_model_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--concurrency", type=int, default=4, help="model calls in flight at once")
 
 
-def _runner(args: argparse.Namespace, ds):
+def _runner(args: argparse.Namespace, ds, method_params: dict | None = None):
     import os
 
     from backend.llm.client import LLMConfig, default_cache
@@ -61,7 +61,7 @@ def _runner(args: argparse.Namespace, ds):
     cfg = LLMConfig(model=args.model, api_base=args.api_base, cache_mode=args.cache_mode, timeout_s=args.timeout,
                     num_retries=args.retries, concurrency=args.concurrency)
     cache = default_cache(args.cache_dir) if args.cache_mode != "off" else None
-    return Runner(ds, llm=cfg, cache=cache, evidence_mode=args.evidence)
+    return Runner(ds, llm=cfg, cache=cache, evidence_mode=args.evidence, method_params=method_params or {})
 
 
 def _load_or_exit(path: str, fmt: str = "auto"):
@@ -96,6 +96,21 @@ class _Bars:
             bar.close()
 
 
+def _prepare_with_progress(runner, names: list[str]) -> None:
+    """Methods' dataset-level preparation (RA-RAG's stage 1) before the run, with a progress bar each; a failure
+    is left for the run itself, which reports it as that method's error."""
+    for name in names:
+        if runner.prepare_key(name) is None or runner.prepared(name) is not None:
+            continue
+        bars = _Bars()
+        try:
+            runner.prepare(name, on_progress=bars.step(runner.method(name).prepare_label))
+        except Exception:  # noqa: BLE001 - reported by the run as this method's error
+            pass
+        finally:
+            bars.close()
+
+
 def _cmd_inspect(args: argparse.Namespace) -> int:
     import json
 
@@ -111,17 +126,10 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
     if missing:
         print(f"note: not implemented yet, skipped: {', '.join(missing)}", file=sys.stderr)
     runner = _runner(args, ds)
-    if "ra_rag" in names and ds.multi_source:  # stage 1 on first need, with progress (then cached on disk)
-        bars = _Bars()
-        try:
-            runner.reliability(on_progress=bars.step("RA-RAG stage 1: per-source answers"))
-        except Exception:  # noqa: BLE001 - the run below reports it as RA-RAG's error
-            pass
-        finally:
-            bars.close()
+    _prepare_with_progress(runner, names)
     results = runner.run(question, names)
     if args.html:
-        from components.report import report_html
+        from backend.report import report_html
 
         Path(args.html).write_text(report_html(ds, question, results), encoding="utf-8")
         print(f"wrote {args.html}", file=sys.stderr)
@@ -140,9 +148,11 @@ def _cmd_reliability(args: argparse.Namespace) -> int:
     """RA-RAG stage 1 over a dataset's unlabelled calibration questions; estimated vs true reliability."""
     import json
 
+    from backend import prepared
     from backend.llm.client import LLMError
-    from backend.reliability import cache_path, compare_with_truth
+    from backend.methods.ra_rag import RARAG
     from backend.retrieval import RetrievalError
+    from backend.scoring import reliability_vs_truth
 
     ds = _load_or_exit(args.dataset, args.format)
     if not ds.multi_source:
@@ -152,22 +162,23 @@ def _cmd_reliability(args: argparse.Namespace) -> int:
     if args.limit is not None and args.limit < 1:
         print("error: --limit must be at least 1", file=sys.stderr)
         return 2
-    runner = _runner(args, ds)
-    cached = None if args.refresh else runner.cached_reliability(args.limit)
+    runner = _runner(args, ds, {RARAG.name: {"calibration_size": args.limit}} if args.limit else None)
+    cached = None if args.refresh else runner.prepared(RARAG.name)
     bars = _Bars()
     try:
         if cached is None and args.evidence == "retrieve":
             runner.retriever().build(on_progress=bars.step("embedding documents"))
-        est = cached or runner.reliability(limit=args.limit, on_progress=bars.step("stage 1: per-source answers"),
-                                           refresh=args.refresh)
+        est = cached or runner.prepare(RARAG.name, on_progress=bars.step("stage 1: per-source answers"),
+                                       refresh=args.refresh)
     except (LLMError, RetrievalError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 1
     finally:
         bars.close()
     if cached is not None:
-        print(f"note: loaded from {cache_path(est.dataset, est.key)} (--refresh recomputes)", file=sys.stderr)
-    report = compare_with_truth(est, ds.sources)
+        path = prepared.path(RARAG.prepared_folder, est.dataset, est.key)
+        print(f"note: loaded from {path} (--refresh recomputes)", file=sys.stderr)
+    report = reliability_vs_truth(est, ds.sources)
     if args.json:
         print(json.dumps(report, ensure_ascii=False))
         return 0

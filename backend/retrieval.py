@@ -39,14 +39,13 @@ from pydantic import BaseModel, ConfigDict
 
 from backend import embeddings
 from backend.paths import default_cache_dir
-from backend.schema import Dataset, Document, Question
+from backend.schema import Dataset, Document, EvidenceMode, Question
 
 __all__ = [
     "BuildStats", "EMBED_BATCH", "EvidenceMode", "Hit", "LocalEmbeddingFunction", "RetrievalError",
     "Retriever", "collection_name", "evidence", "index_dir",
 ]
 
-EvidenceMode = Literal["given", "retrieve"]
 ProgressCallback = Callable[[int, int], None]
 
 #: Documents embedded (and upserted) per step; progress is reported after each step.

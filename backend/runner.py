@@ -3,23 +3,30 @@
 Each method gets its own context (its own call list) and a truth-stripped question; one method's
 failure is contained in its ``MethodResult.error``. Results can be consumed as they finish
 (``on_result`` / ``run_iter``) so the dashboard fills columns in as methods complete.
+
+The runner knows no method by name. A method that needs dataset-level work before answering declares it
+(``Method.prepared_type``, ``prepare_key``, ``prepare``); the runner computes that artefact on the
+truth-stripped dataset on first need, inside that method's own task (the others are not held up), and keeps
+it in memory and on disk (``backend.prepared``) under the method's key.
 """
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import queue
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from pydantic import BaseModel
+
+from backend import prepared as store
 from backend.llm.cache import CallCache
 from backend.llm.client import CallLog, LLMClient, LLMConfig
 from backend.methods import METHODS
-from backend.methods.base import EvidenceMode, RunContext, run_sync
-from backend.schema import Dataset, MethodResult, Question, ReliabilityEstimate, strip_truth
+from backend.methods.base import Method, Progress, RunContext, run_sync
+from backend.schema import Dataset, EvidenceMode, MethodResult, Question, strip_truth
 
 ResultCallback = Callable[[MethodResult], None]
 
@@ -33,12 +40,12 @@ class Runner:
     api_key: str | None = None
     evidence_mode: EvidenceMode = "given"
     top_k: int = 3
+    #: Per method name, the keyword arguments of its constructor (``{name: {parameter: value}}``).
     method_params: dict[str, dict[str, Any]] = field(default_factory=dict)
-    #: RA-RAG stage 1: calibration questions (None: the method's default, the paper's 200).
-    calibration_limit: int | None = None
     _retriever: Any = None
     _stripped: Dataset | None = None
-    _reliability: dict[str, ReliabilityEstimate] = field(default_factory=dict)
+    _prepared: dict[tuple[str, str], BaseModel] = field(default_factory=dict)
+    _inflight: dict[tuple[int, str, str], asyncio.Task] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self._client = LLMClient(self.llm, cache=self.cache, api_key=self.api_key, log=self.log)
@@ -57,59 +64,65 @@ class Runner:
             self._retriever = Retriever(self.stripped)
         return self._retriever
 
-    def context(self, method: str, reliability: ReliabilityEstimate | None = None) -> RunContext:
+    def method(self, name: str) -> Method:
+        return METHODS[name](**self.method_params.get(name, {}))
+
+    def context(self, name: str, prepared: BaseModel | None = None) -> RunContext:
         needs_index = self.evidence_mode == "retrieve"
-        return RunContext(client=self._client.for_method(method),
+        return RunContext(client=self._client.for_method(name),
                           retriever=self.retriever() if needs_index else None,
                           evidence_mode=self.evidence_mode, top_k=self.top_k,
-                          sources=self.stripped.source_names(), reliability=reliability)
+                          sources=self.stripped.source_names(), prepared=prepared)
 
-    # -- RA-RAG stage 1: computed on the stripped dataset on first need, kept in memory and on disk ---
+    # -- dataset-level preparation: computed on the stripped dataset on first need, kept in memory and on disk
 
-    def _calibration(self, limit: int | None):
-        from backend.methods.ra_rag import RARAG
-        from backend.reliability import calibration_key
-
-        method = RARAG(**self.method_params.get("ra_rag", {}))
-        questions = self.stripped.questions[:limit or self.calibration_limit or method.calibration_size]
-        sources = self.stripped.source_names()
-        # the endpoint is part of the model's identity (two servers may serve the same name); only a hash of
-        # it enters the key, never the URL itself
-        endpoint = hashlib.sha256(self.llm.api_base.encode()).hexdigest()[:12] if self.llm.api_base else ""
-        key = calibration_key(questions, sources, f"{self.llm.model}@{endpoint}" if endpoint else self.llm.model,
-                              self.evidence_mode, method.calibration_params())
-        return method, questions, sources, key
-
-    def cached_reliability(self, limit: int | None = None) -> ReliabilityEstimate | None:
-        """Stage-1 weights if already computed (this runner or the on-disk cache); never computes."""
-        if not self.stripped.multi_source:
+    def prepare_key(self, name: str) -> str | None:
+        """The key of ``name``'s artefact for this dataset, model and parameters (None: nothing to prepare)."""
+        method = self.method(name)
+        if method.prepared_type is None:
             return None
-        from backend import reliability
+        return method.prepare_key(self.stripped, self.context(name))
 
-        key = self._calibration(limit)[3]
-        if key not in self._reliability and (est := reliability.load(self.stripped.name, key)) is not None:
-            self._reliability[key] = est
-        return self._reliability.get(key)
-
-    async def areliability(self, limit: int | None = None, on_progress: Callable[[int, int], None] | None = None,
-                           refresh: bool = False) -> ReliabilityEstimate | None:
-        """RA-RAG stage 1 for this dataset + model + evidence mode (None when documents name no source)."""
-        if not self.stripped.multi_source:
+    def prepared(self, name: str) -> BaseModel | None:
+        """``name``'s artefact if already computed (by this runner or in the on-disk cache); never computes."""
+        method, key = self.method(name), self.prepare_key(name)
+        if key is None:
             return None
-        if not refresh and (est := self.cached_reliability(limit)) is not None:
-            return est
-        from backend import reliability
+        if (name, key) not in self._prepared:
+            found = store.load(method.prepared_type, method.prepared_folder or name, self.stripped.name, key)
+            if found is not None:
+                self._prepared[(name, key)] = found
+        return self._prepared.get((name, key))
 
-        method, questions, sources, key = self._calibration(limit)
-        est = await method.calibrate(questions, sources, self.context("ra_rag"), on_progress)
-        est = est.model_copy(update={"dataset": self.stripped.name, "model": self.llm.model, "key": key})
-        reliability.save(est)
-        self._reliability[key] = est
-        return est
+    async def aprepare(self, name: str, on_progress: Progress | None = None,
+                       refresh: bool = False) -> BaseModel | None:
+        """``name``'s artefact, computed when missing (or when ``refresh``); None when it needs none."""
+        key = self.prepare_key(name)
+        if key is None:
+            return None
+        if not refresh and (found := self.prepared(name)) is not None:
+            return found
+        # one computation per key at a time: concurrent questions of one run share it
+        flight = (id(asyncio.get_running_loop()), name, key)
+        if flight not in self._inflight:
+            self._inflight[flight] = asyncio.ensure_future(self._compute(name, key, on_progress))
+        try:
+            return await asyncio.shield(self._inflight[flight])
+        finally:
+            if self._inflight.get(flight) is not None and self._inflight[flight].done():
+                self._inflight.pop(flight, None)
 
-    def reliability(self, limit: int | None = None, on_progress: Callable[[int, int], None] | None = None,
-                    refresh: bool = False) -> ReliabilityEstimate | None:
-        return run_sync(self.areliability(limit, on_progress, refresh))
+    async def _compute(self, name: str, key: str, on_progress: Progress | None) -> BaseModel:
+        method = self.method(name)
+        artefact = await method.prepare(self.stripped, self.context(name), on_progress)
+        store.save(artefact, method.prepared_folder or name, self.stripped.name, key)
+        self._prepared[(name, key)] = artefact
+        return artefact
+
+    def prepare(self, name: str, on_progress: Progress | None = None, refresh: bool = False) -> BaseModel | None:
+        return run_sync(self.aprepare(name, on_progress, refresh))
+
+    # -- one question ------------------------------------------------------------------------------------
 
     async def arun(self, question: Question, methods: list[str], on_result: ResultCallback | None = None,
                    sequential: bool = False) -> dict[str, MethodResult]:
@@ -129,13 +142,13 @@ class Runner:
         return {r.method: r for r in results}
 
     async def _run_one(self, name: str, q: Question) -> MethodResult:
-        weights = None
-        if name == "ra_rag":  # stage 1 on first need, inside RA-RAG's own task so the others are not held up
-            try:
-                weights = await self.areliability()
-            except Exception as err:  # noqa: BLE001 - reported as RA-RAG's error; the other methods still run
-                return MethodResult(method="ra_rag", question_id=q.id, error=f"RA-RAG stage 1 failed: {err}")
-        return await METHODS[name](**self.method_params.get(name, {})).arun(q, self.context(name, weights))
+        method = self.method(name)
+        try:
+            artefact = await self.aprepare(name)
+        except Exception as err:  # noqa: BLE001 - reported as this method's error; the others still run
+            return MethodResult(method=name, question_id=q.id, params=method.params(),
+                                error=f"{method.prepare_label} failed: {err}")
+        return await method.arun(q, self.context(name, artefact))
 
     def run(self, question: Question, methods: list[str], on_result: ResultCallback | None = None,
             sequential: bool = False) -> dict[str, MethodResult]:

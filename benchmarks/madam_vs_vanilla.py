@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from backend.answers import accuracy, precision_recall_f1, strict_em  # noqa: E402
+from backend.scoring import accuracy, precision_recall_f1, strict_em  # noqa: E402
 
 
 def score(rows: list[dict]) -> dict:

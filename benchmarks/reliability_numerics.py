@@ -28,12 +28,14 @@ from backend.methods.ra_rag import estimate_reliability  # noqa: E402
 BUDGET_MS = 50.0
 
 
-def simulate(m: int, n: int, seed: int = 0) -> tuple[list[list[str | None]], np.ndarray]:
-    rng = np.random.default_rng(seed)
+def simulate(m: int, n: int, seed: int = 0, n_wrong: int = 9,
+             rng: np.random.Generator | None = None) -> tuple[list[list[str | None]], np.ndarray]:
+    """The paper's benchmark: p_i ~ Beta(3, 2), coverage 0.6, ``n_wrong`` wrong answers to pick from."""
+    rng = rng or np.random.default_rng(seed)
     p = rng.beta(3, 2, size=n)
     relevant = rng.random((m, n)) < 0.6
     factual = rng.random((m, n)) < p
-    wrong = rng.integers(9, size=(m, n))
+    wrong = rng.integers(n_wrong, size=(m, n))
     rows = [[None if not relevant[j, i] else f"gold {j}" if factual[j, i] else f"wrong {j} {wrong[j, i]}"
              for i in range(n)] for j in range(m)]
     return rows, p

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from backend.report.palette import BADGE_COLORS, KIND_LABELS
 from backend.schema import Document
-from components.dataset_view import doc_kind
+from backend.scoring import doc_kind
 from components.safe import md
-from components.theme import BADGE_COLORS, KIND_LABELS
 
 #: Show this many characters of a document before "show all" (long documents stay whole on request).
 PREVIEW_CHARS = 1_500

@@ -2,11 +2,11 @@
 
 import streamlit as st
 
-from components import calls_view as view
-from components.navigation import ensure_navigation
-from components.runs import call_cache, call_log
+from components import calls as view
 from components.safe import md
-from components.state import init_page_state, key
+from components.session.navigation import ensure_navigation
+from components.session.runs import call_cache, call_log
+from components.session.state import init_page_state, key
 
 PAGE = "calls"
 ensure_navigation()

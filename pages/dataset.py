@@ -2,13 +2,13 @@
 
 import streamlit as st
 
-from components import dataset_view as view
-from components import resources
+from components import dataset as view
+from components.dataset import hits_frame
 from components.documents import render_document
-from components.navigation import ensure_navigation
-from components.retrieval_view import hits_frame
 from components.safe import md
-from components.state import init_page_state, key, require_selection
+from components.session import resources
+from components.session.navigation import ensure_navigation
+from components.session.state import init_page_state, key, require_selection
 
 ensure_navigation()
 

@@ -4,12 +4,11 @@ import streamlit as st
 
 from backend.llm.offline import MODEL_NOTE
 from backend.methods.madam_released import TraceFileError, load_trace_file
-from components import debate_view as view
-from components.documents import render_document
-from components.navigation import ensure_navigation
-from components.runs import cached_result, run_methods
+from components import madam as view
 from components.safe import md
-from components.state import init_page_state, key, require_selection
+from components.session.navigation import ensure_navigation
+from components.session.runs import cached_result, run_methods
+from components.session.state import init_page_state, key, require_selection
 
 PAGE = "debate"
 RUN, OPEN = "Run MADAM-RAG on this question", "Open a trace file"
@@ -49,72 +48,6 @@ def _from_file():
         return None
 
 
-def _render_documents(show_truth):
-    with st.expander(f"Documents ({len(question.documents)}): agent k reads document k"):
-        if show_truth:
-            st.caption("Gold answers / wrong answers")
-            st.text(f"{'; '.join(question.gold_answers) or '—'}  /  {'; '.join(question.wrong_answers) or '—'}")
-        for number, doc in enumerate(question.documents, start=1):
-            st.markdown(f"**Agent {number}**")
-            render_document(st, doc, show_truth, key_prefix=PAGE)
-
-
-def _render_rounds(trace):
-    for r in trace.rounds:
-        with st.expander(f"Round {r.round}: each agent's explanation, the history it read, its raw reply"):
-            for d in view.round_details(trace, r.round):
-                st.markdown(f"**Agent {d['agent']}**" + (" ↻ changed" if d["changed"] else ""))
-                st.text(f"Answer: {d['answer']}\nExplanation: {d['explanation']}")
-                if d["parse_note"]:
-                    st.caption("parse note")
-                    st.text(d["parse_note"])
-                if d["history"] is not None:
-                    st.caption("history it read")
-                    st.code(d["history"] or "(empty)", language=None, wrap_lines=True)
-
-
-def _render_aggregations(trace):
-    st.subheader("Aggregator, per round")
-    for row in view.aggregation_rows(trace):
-        with st.container(border=True):
-            with st.container(horizontal=True):
-                st.markdown(f"**Round {row['round']}**")
-                if row["final"]:
-                    st.badge("final", color="green")
-                if row["answers"] is None:
-                    st.badge("not aggregated", color="gray")
-            if row["answers"] is None:
-                st.text(row["note"])
-                continue
-            st.text(f"All Correct Answers: {row['answers']}")
-            st.caption("read in this order")
-            st.text(row["order"])
-            if row["parse_note"]:
-                st.text(f"parse note: {row['parse_note']}")
-            with st.expander("explanation"):
-                st.text(row["explanation"] or "—")
-
-
-def _render_final(trace, show_truth):
-    st.subheader("Final answers")
-    st.text(trace.final_note)
-    if not trace.final_answers:
-        st.badge("unknown", color="gray")
-    st.dataframe(view.final_frame(trace, question, show_truth), hide_index=True)
-    with st.expander("final explanation"):
-        st.text(trace.final_explanation or "—")
-    st.markdown("**Rejected answers** (proposed by an agent, left out of the final answers)")
-    st.dataframe(view.rejected_frame(trace, question, show_truth), hide_index=True)
-    if show_truth and question.gold_answers:
-        ev = view.evaluation(trace.final_answers, question)
-        with st.container(horizontal=True):
-            st.badge(f"strict EM {'✓' if ev['strict_em'] else '✗'}", color="green" if ev["strict_em"] else "red")
-            st.badge(f"accuracy {'✓' if ev['accuracy'] else '✗'}", color="green" if ev["accuracy"] else "red")
-            st.badge(f"P {ev['precision']} · R {ev['recall']} · F1 {ev['f1']}", color="blue")
-        st.text(f"missing gold: {'; '.join(ev['missing gold']) or '—'}\n"
-                f"included wrong: {'; '.join(ev['included wrong']) or '—'}")
-
-
 result = _from_run() if st.radio("Debate to show", [RUN, OPEN], key=key(PAGE, "source"),
                                  horizontal=True) == RUN else _from_file()
 if result is None:
@@ -130,7 +63,7 @@ st.text(view.status_line(trace))
 st.text(view.config_line(trace, result.calls))
 if trace.origin_note:
     st.text(trace.origin_note)
-_render_documents(show_truth)
+view.render_documents(st, question, show_truth, PAGE)
 
 st.subheader("Agents × rounds")
 st.caption("↻ = the agent changed its answer (was …); ⚠ = the reply did not follow the format. "
@@ -138,9 +71,9 @@ st.caption("↻ = the agent changed its answer (was …); ⚠ = the reply did no
               else "Changed answers are highlighted."))
 st.dataframe(view.styled_grid(trace, question, show_truth), hide_index=True)
 st.dataframe(view.rounds_frame(trace, result.calls), hide_index=True)
-_render_rounds(trace)
-_render_aggregations(trace)
-_render_final(trace, show_truth)
+view.render_rounds(st, trace)
+view.render_aggregations(st, trace)
+view.render_final(st, trace, question, show_truth)
 if trace.notes:
     with st.expander(f"Parse notes ({len(trace.notes)})"):
         st.text("\n".join(trace.notes))

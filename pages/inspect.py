@@ -4,13 +4,13 @@ import streamlit as st
 
 from backend.llm.offline import MODEL_NOTE
 from backend.methods import ALL_METHODS, METHODS
-from components import inspect_view as view
-from components.inspect_render import render_column
-from components.navigation import ensure_navigation
-from components.report import report_html
-from components.runs import cached_results, run_methods_iter
+from backend.report import compare as view
+from backend.report import report_html
+from components.inspect import render_column
 from components.safe import md
-from components.state import init_page_state, key, require_selection
+from components.session.navigation import ensure_navigation
+from components.session.runs import cached_results, run_methods_iter
+from components.session.state import init_page_state, key, require_selection
 
 PAGE = "inspect"
 ensure_navigation()

@@ -5,13 +5,11 @@ import streamlit as st
 
 from backend.llm.client import LLMError
 from backend.retrieval import RetrievalError
-from components import runs
-from components import sources_view as view
-from components.documents import render_document
-from components.navigation import ensure_navigation
+from components import ra_rag as view
 from components.safe import md
-from components.state import init_page_state, key, require_selection
-from components.theme import VARIANT_LABELS
+from components.session import runs
+from components.session.navigation import ensure_navigation
+from components.session.state import init_page_state, key, require_selection
 
 PAGE = "sources"
 ensure_navigation()
@@ -61,9 +59,9 @@ def _stage1():
         return update
 
     try:
-        return runs.reliability(selection, evidence, calibration,
-                                on_progress=progress(bar, "Stage 1: per-source answers"),
-                                on_index_progress=progress(index_bar, "Embedding documents"))
+        return runs.prepare(selection, "ra_rag", evidence, calibration,
+                            on_progress=progress(bar, "Stage 1: per-source answers"),
+                            on_index_progress=progress(index_bar, "Embedding documents"))
     except (LLMError, RetrievalError) as err:  # stage 1 runs outside the Runner's per-method error handling
         st.error("Stage 1 (source reliability) failed:")
         st.text(str(err))
@@ -74,7 +72,7 @@ def _stage1():
 
 
 settings = dict(evidence_mode=evidence, calibration=calibration, method_params={"ra_rag": {"compare_all": True}})
-est = runs.cached_reliability(selection, evidence, calibration) if multi else None
+est = runs.cached_prepared(selection, "ra_rag", evidence, calibration) if multi else None
 results = runs.cached_results(selection, ["ra_rag"], **settings)
 buttons = st.columns(2)
 if buttons[0].button("Run RA-RAG", type="primary", key=key(PAGE, "run")):
@@ -85,57 +83,12 @@ if buttons[0].button("Run RA-RAG", type="primary", key=key(PAGE, "run")):
 if multi and est is None and buttons[1].button("Estimate source reliability (stage 1)", key=key(PAGE, "stage1")):
     est = _stage1()
 
-
-def _render_question(result) -> None:
-    t = result.trace
-    if result.error or t is None:
-        st.error("RA-RAG failed on this question:")
-        st.text(result.error or "no trace")
-        return
-    st.subheader("Answer")
-    cols = st.columns(len(t.answers))
-    for col, (variant, answer) in zip(cols, t.answers.items()):
-        col.caption(VARIANT_LABELS[variant])  # our label; the answer is model output: plain text, not st.metric
-        col.text(answer or view.IDK_TEXT)
-    st.text(f"Weights: {t.weights_note}")
-    for note in t.notes:
-        st.text(f"Note: {note}")
-    if show_truth:
-        st.text(f"Gold answers: {'; '.join(question.gold_answers) or '—'}")
-    st.subheader("Per-source answers")
-    docs_by_id = {d.id: d for _, d in ds.documents()}
-    truth = {s.name: s.true_reliability for s in ds.sources}
-    st.dataframe(view.source_frame(t, question, docs_by_id, show_truth, truth), hide_index=True)
-    with st.expander("Documents each source gave the model"):
-        for s in (s for s in t.sources if s.documents):
-            st.text(f"{s.rank}. {s.source}")
-            for doc_id in s.documents:
-                if doc_id in docs_by_id:
-                    render_document(st, docs_by_id[doc_id], show_truth, key_prefix=f"{PAGE}.{s.source}")
-    if t.walk:
-        st.subheader("κ-RRSS walk")
-        st.caption("Sources in descending weight: IDK sources are skipped; the walk stops at κ selected sources.")
-        st.text(view.walk_summary(t))
-        st.dataframe(view.walk_frame(t), hide_index=True)
-    st.plotly_chart(view.votes_figure(t), key=key(PAGE, "votes"))
-
-
-def _render_dataset(est) -> None:
-    st.subheader("Source reliability over the dataset (stage 1)")
-    st.text(f"{est.questions} unlabelled calibration questions · evidence {est.evidence_mode} · {est.calls:,} model "
-            f"calls ({est.cache_hits:,} cached) · {est.iterations} iterations")
-    report = view.reliability_report(est, ds.sources, show_truth)
-    st.dataframe(view.reliability_frame(report, show_truth), hide_index=True)
-    st.plotly_chart(view.reliability_figure(report, show_truth), key=key(PAGE, "reliability"))
-    st.plotly_chart(view.convergence_figure(est), key=key(PAGE, "convergence"))
-
-
 if results is None:
     st.info("Press Run RA-RAG: the first run on a dataset estimates source reliability (stage 1) with a progress "
             "bar; results are cached, so re-running costs no model calls.")
 else:
-    _render_question(results["ra_rag"])
+    view.render_question(st, results["ra_rag"], ds, question, show_truth, PAGE)
 if est is not None:
-    _render_dataset(est)
+    view.render_dataset(st, est, ds, show_truth, PAGE)
 elif multi:
     st.caption("Stage 1 has not run yet for this dataset, model, evidence mode and calibration size.")

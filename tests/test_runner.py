@@ -98,6 +98,6 @@ def test_structured_methods_report_the_documents_their_answer_rests_on(ramdocs):
 
 def test_stage1_cache_key_tells_endpoints_apart_without_storing_them():
     ds = load_dataset(SAMPLE_DATA / "multisource")
-    key = lambda base: Runner(ds, llm=LLMConfig(model="openai/m", api_base=base, cache_mode="off"))._calibration(None)[3]  # noqa: E731
+    key = lambda base: Runner(ds, llm=LLMConfig(model="openai/m", api_base=base, cache_mode="off")).prepare_key("ra_rag")  # noqa: E731
     a, b, none = key("http://a:8000/v1"), key("http://b:8000/v1"), key(None)
     assert len({a, b, none}) == 3 and "http://" not in a

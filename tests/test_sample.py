@@ -11,8 +11,8 @@ import pytest
 
 from backend.data import load_dataset
 from backend.paths import REPO_ROOT, SAMPLE_DATA
-from backend.sample import RAW, build_sample
-from backend.sample_pools import IDK, mentions, substitute
+from backend.sample.build import RAW, build_sample
+from backend.sample.pools import IDK, mentions, substitute
 
 DATASETS = ("ramdocs_dev", "multisource", "multisource_beta", "scenarios")
 

@@ -19,23 +19,25 @@ are never part of a cache key, an ``LLMCall``, a trace or a log line.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import os
 import threading
 import time
 import weakref
-from dataclasses import dataclass
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import backend  # noqa: F401  (LITELLM_LOCAL_MODEL_COST_MAP before litellm is imported)
 import litellm
 import tenacity
 from pydantic import BaseModel, Field
 
+import backend  # noqa: F401  (LITELLM_LOCAL_MODEL_COST_MAP before litellm is imported)
 from backend.llm import cache as cache_mod
 from backend.llm.cache import CachedReply, CallCache, request_key
 from backend.llm.tasks import FORBIDDEN_FIELDS, TASKS
+from backend.llm.tokens import approx_tokens
 from backend.paths import default_cache_dir
 from backend.schema import LLMCall
 
@@ -58,6 +60,14 @@ class LLMConfig(BaseModel):
     #: Send the task fields in the request body too (for ``python -m backend serve-model``, which runs
     #: the offline model behind HTTP). Off for every real provider.
     send_task_fields: bool = False
+
+    @property
+    def identity(self) -> str:
+        """The model as cache keys name it: two servers may serve the same name, so the endpoint is part of it,
+        as a hash (never the URL itself)."""
+        if not self.api_base:
+            return self.model
+        return f"{self.model}@{hashlib.sha256(self.api_base.encode()).hexdigest()[:12]}"
 
 
 class LLMError(RuntimeError):
@@ -119,11 +129,6 @@ def _redact(text: str, secret: str | None) -> str:
     text = text.split("\nTraceback (most recent call last)")[0]
     text = text.split("\nThis looks like a bug in LiteLLM")[0].strip()
     return text if len(text) <= 800 else text[:800] + " …"
-
-
-def approx_tokens(text: str) -> int:
-    """Whitespace token count, used when a provider reports no usage (the offline model)."""
-    return len(text.split())
 
 
 @dataclass

@@ -14,7 +14,7 @@ import litellm
 from litellm import CustomLLM
 from litellm.types.utils import ModelResponse
 
-from backend.llm.client import approx_tokens
+from backend.llm.tokens import approx_tokens
 
 _registered = False
 _lock = threading.Lock()

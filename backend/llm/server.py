@@ -42,7 +42,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from backend.llm.client import approx_tokens
+from backend.llm.tokens import approx_tokens
 
 DEFAULT_MODEL_NAME = "reader"
 DEFAULT_HANG_S = 3600.0

@@ -1,19 +1,24 @@
-"""What every method shares: the run context it may use, and the wrapper that turns a run into a
-``MethodResult`` (errors captured, calls attached, wall time measured)."""
+"""What every method shares: the run context it may use, the dataset-level ``prepare`` hook, and the wrapper
+that turns a run into a ``MethodResult`` (errors captured, calls attached, wall time measured)."""
 
 from __future__ import annotations
 
 import asyncio
+import re
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar
+
+from pydantic import BaseModel
 
 from backend.answers import normalize
 from backend.llm.client import LLMClient, LLMError
-from backend.schema import Document, MethodResult, Question, ReliabilityEstimate, Trace
+from backend.schema import Dataset, Document, EvidenceMode, MethodResult, Question, Trace
 
-EvidenceMode = Literal["given", "retrieve"]
+#: ``on_progress(done, total)``: how far a long step (a method's ``prepare``) has come.
+Progress = Callable[[int, int], None]
 
 
 @dataclass
@@ -29,8 +34,9 @@ class RunContext:
     top_k: int = 3
     #: The dataset's named sources in dataset order (empty when documents name no source).
     sources: list[str] = field(default_factory=list)
-    #: RA-RAG stage-1 weights for this dataset and model: an unsupervised estimate, not ground truth.
-    reliability: ReliabilityEstimate | None = None
+    #: What this method's ``prepare`` computed for this dataset and model (e.g. RA-RAG's stage-1 weights): an
+    #: unsupervised artefact, never ground truth. None when the method needs none or it is not available.
+    prepared: BaseModel | None = None
 
     def evidence(self, question: Question, source: str | None = None, k: int | None = None) -> list[Document]:
         from backend.retrieval import evidence
@@ -60,12 +66,47 @@ def default_support(answers: list[str], docs: list[Document]) -> dict[str, list[
 
 
 class Method:
-    """Subclasses set ``name`` and implement ``_run``; ``arun``/``run`` never raise for model failures."""
+    """Subclasses set ``name`` and ``steps`` and implement ``_run``; ``arun``/``run`` never raise for model
+    failures.
+
+    Dataset-level preparation (RA-RAG's stage 1): a method that needs it sets ``prepared_type`` to the pydantic
+    model of its artefact and implements ``prepare_key`` and ``prepare``. The runner calls them without knowing
+    the method: it computes the artefact on the truth-stripped dataset on first need, keeps it in memory and on
+    disk (``<cache dir>/<prepared_folder>/``) under ``prepare_key``, and hands it to every run as
+    ``RunContext.prepared``.
+    """
 
     name: ClassVar[str]
+    #: Every step name this method's calls may carry (the Model calls page shows them; the contract test checks
+    #: them); ``{round}``-style fields stand for a number, e.g. ``"debate_round_{round}"``.
+    steps: ClassVar[tuple[str, ...]] = ()
+    #: The artefact ``prepare`` returns; None: the method needs no dataset-level preparation.
+    prepared_type: ClassVar[type[BaseModel] | None] = None
+    #: Folder of the on-disk cache of ``prepare``'s artefacts, under the cache dir (default: the method's name).
+    prepared_folder: ClassVar[str] = ""
+    #: What ``prepare`` does, in the words error messages and progress bars use.
+    prepare_label: ClassVar[str] = "dataset-level preparation"
+
+    @classmethod
+    def declares_step(cls, step: str) -> bool:
+        """Is ``step`` one of ``steps`` (a ``{field}`` matching any number)?"""
+        return any(re.fullmatch(re.sub(r"\\\{\w+\\\}", r"\\d+", re.escape(s)), step) for s in cls.steps)
 
     def params(self) -> dict[str, Any]:
         return {k: v for k, v in vars(self).items() if not k.startswith("_")}
+
+    # -- dataset-level preparation (optional) ----------------------------------------------------------
+
+    def prepare_key(self, dataset: Dataset, ctx: RunContext) -> str | None:
+        """A hash of everything ``prepare``'s artefact depends on; None when there is nothing to prepare for
+        this dataset (then ``prepare`` is never called)."""
+        return None
+
+    async def prepare(self, dataset: Dataset, ctx: RunContext, on_progress: Progress | None = None) -> BaseModel:
+        """The artefact for ``dataset`` (truth-stripped). May raise: the runner reports it as this method's error."""
+        raise NotImplementedError(f"{self.name} declares no dataset-level preparation")
+
+    # -- one question -----------------------------------------------------------------------------------
 
     async def _run(self, question: Question, ctx: RunContext) -> Outcome:
         raise NotImplementedError

@@ -37,6 +37,7 @@ def _outcome(reply: str, trace: BaselineTrace) -> Outcome:
 
 class NoRAG(Method):
     name = "no_rag"
+    steps = ("answer",)
 
     async def _run(self, question: Question, ctx: RunContext) -> Outcome:
         call = await ctx.client.acomplete(closed_book_prompt(question.question), task="closed_book",
@@ -47,6 +48,7 @@ class NoRAG(Method):
 
 class VanillaRAG(Method):
     name = "vanilla_rag"
+    steps = ("answer",)
 
     async def _run(self, question: Question, ctx: RunContext) -> Outcome:
         docs = ctx.evidence(question)

@@ -225,6 +225,7 @@ class MadamRAG(Method):
     per round with the same model, early stop when no agent changes its answer."""
 
     name = "madam"
+    steps = ("debate_round_{round}", "aggregate_round_{round}")
 
     def __init__(self, max_rounds: int = 3, history_mode: str = "other_agents", shuffle: bool = True,
                  seed: int = 42, early_stop: bool = True, aggregate_converged_round: bool = False,

@@ -20,6 +20,17 @@ def test_every_page_is_wired_into_navigation():
     assert all(p in wired for p in PAGES)
 
 
+def test_every_page_url_is_its_file_name():
+    """A fresh server answers its first request in Streamlit's pages/ folder mode, where a page's URL is its file
+    name; only then does app.py's navigation take over. A page whose url_path differs from its file name would
+    greet a shared deep link with "Page not found"."""
+    import re
+
+    declared = re.findall(r'st\.Page\("pages/(\w+)\.py".*?url_path="(\w+)"', Path(APP).read_text())
+    assert len(declared) == len(PAGES)
+    assert all(stem == url for stem, url in declared), declared
+
+
 @pytest.mark.parametrize("page", PAGES)
 def test_page_runs_without_exception(page):
     at = _app().run()

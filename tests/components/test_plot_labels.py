@@ -1,11 +1,12 @@
 """Plotly reads a little HTML in labels (<a href>, <b>, <br>): answers, source names and question ids that
-reach tick labels, legend names or point text are escaped (sources_view, dataset_view)."""
+reach tick labels, legend names or point text are escaped (components.ra_rag, components.dataset)."""
 
 import html
 
-from backend.schema import (Dataset, Document, Question, RARAGTrace, RAVote, ReliabilityEstimate,
-                            ReliabilityIteration, Source, SourceReliability)
-from components import dataset_view, sources_view
+from backend.schema import (Dataset, Document, Question, RARAGTrace, RAVote, ReliabilityEstimate, ReliabilityIteration,
+                            Source, SourceReliability)
+from components import dataset as dataset_view
+from components import ra_rag
 
 EVIL = '<a href="https://evil.example">x</a>'
 SAFE = html.escape(EVIL)
@@ -33,7 +34,7 @@ def _trace(answers, votes) -> RARAGTrace:
 def test_votes_figure_escapes_answers_and_keeps_numbers_categorical():
     votes = [RAVote(answer=EVIL, cluster="x", sources=["s1"], mv=1, wmv=0.4, rrss=0.4),
              RAVote(answer="1911", cluster="1911", sources=["s2"], mv=1, wmv=0.9, rrss=0.9)]
-    fig = sources_view.votes_figure(_trace({"mv": EVIL, "wmv": "1911", "rrss": "1911"}, votes))
+    fig = ra_rag.votes_figure(_trace({"mv": EVIL, "wmv": "1911", "rrss": "1911"}, votes))
     _assert_escaped(fig)
     assert fig.data[0].name == f"MV → {SAFE}" and list(fig.data[0].x) == [SAFE, "1911"]
     assert fig.layout.xaxis.type == "category"  # "1911" is an answer, not a position on a number line
@@ -51,9 +52,9 @@ def test_reliability_and_convergence_figures_escape_source_names():
     est = _estimate([EVIL, "plain"])
     truth = [Source(name=EVIL, true_reliability=0.6), Source(name="plain", true_reliability=0.4)]
     for show_truth in (False, True):
-        report = sources_view.reliability_report(est, truth, show_truth)
-        _assert_escaped(sources_view.reliability_figure(report, show_truth))
-    _assert_escaped(sources_view.convergence_figure(est))
+        report = ra_rag.reliability_report(est, truth, show_truth)
+        _assert_escaped(ra_rag.reliability_figure(report, show_truth))
+    _assert_escaped(ra_rag.convergence_figure(est))
 
 
 def test_documents_per_type_figure_escapes_sources_and_question_ids():

@@ -5,7 +5,6 @@ garbage replies, task fields, API-key hygiene and concurrency."""
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import socket
 import subprocess

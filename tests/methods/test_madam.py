@@ -12,8 +12,7 @@ from backend.llm.providers import scripted
 from backend.methods import METHODS
 from backend.methods.base import RunContext
 from backend.methods.madam import NO_OTHER_AGENTS, MadamRAG, same_answer, shuffled_order
-from backend.schema import Document, DocLabel, MethodResult, Question, strip_truth
-from tests.methods.test_baselines import _comparable
+from backend.schema import Document, MethodResult, Question, strip_truth
 
 Q = "In which year was Michael Jordan born?"
 
@@ -301,23 +300,3 @@ def test_offline_model_minority_agent_changes_its_mind():
     assert (tr.stop_reason, tr.stopped_at, tr.final_round) == ("converged", 3, 2)
     assert len(r.answers) == 1 and "1869" in r.answers[0]
     assert [(s.answer, s.agents, s.rounds) for s in tr.rejected] == [("5 February 1872", [2], [1])]
-
-
-def test_truth_never_changes_the_debate(ramdocs):
-    misinfo = next(q for q in ramdocs.questions if any(d.label and d.label.type == "misinfo" for d in q.documents))
-    for q in [ramdocs.question("@1"), ramdocs.question("@2"), misinfo]:
-        assert q.has_truth
-        with_truth = MadamRAG().run(q, _offline_ctx())
-        without = MadamRAG().run(strip_truth(q), _offline_ctx())
-        assert with_truth.error is None
-        assert _comparable(with_truth) == _comparable(without)
-
-
-def test_labels_never_reach_the_model():
-    labelled = DOCS.model_copy(update={
-        "gold_answers": ["1963"], "wrong_answers": ["1998"],
-        "documents": [d.model_copy(update={"label": DocLabel(type="correct", answer="1963")}) for d in DOCS.documents]})
-    table = {(1, 1): A.format("1963"), (2, 1): A.format("1963"), (3, 1): A.format("1998")}
-    _, received = _run(labelled, table)
-    text = json.dumps(received)
-    assert "label" not in text and "gold" not in text and "wrong_answers" not in text

@@ -18,12 +18,9 @@ import pytest
 
 from backend.data import load_dataset
 from backend.llm.client import LLMConfig, default_cache
-from backend.methods.base import run_sync
-from backend.methods.ra_rag import RARAG
 from backend.paths import SAMPLE_DATA
-from backend.reliability import compare_with_truth
 from backend.runner import Runner
-from backend.schema import strip_truth
+from backend.scoring import reliability_vs_truth
 from tests.conftest import ROOT
 
 SPAMMERS = {"src-2", "src-5", "src-7"}
@@ -37,7 +34,7 @@ def stage1(tmp_path_factory):
     progress = []
     start = time.perf_counter()
     # refresh: another test of this session may have put this estimate in the on-disk cache already
-    est = runner.reliability(on_progress=lambda done, total: progress.append((done, total)), refresh=True)
+    est = runner.prepare("ra_rag", on_progress=lambda done, total: progress.append((done, total)), refresh=True)
     seconds = time.perf_counter() - start
     print(f"\nRA-RAG stage 1, multisource, given: {est.questions} questions x {len(est.sources)} sources, "
           f"{est.calls} model calls, {seconds:.1f} s")
@@ -45,7 +42,7 @@ def stage1(tmp_path_factory):
 
 
 def test_multisource_estimate_separates_spammers_from_hammers(stage1):
-    report = compare_with_truth(stage1.est, stage1.ds.sources)
+    report = reliability_vs_truth(stage1.est, stage1.ds.sources)
     assert {s.name for s in stage1.ds.sources if s.true_reliability == 0.1} == SPAMMERS
     spam = [r["estimated"] for r in report["sources"] if r["name"] in SPAMMERS]
     ham = [r["estimated"] for r in report["sources"] if r["name"] not in SPAMMERS]
@@ -60,21 +57,10 @@ def test_multisource_estimate_separates_spammers_from_hammers(stage1):
     assert [d for d, _ in stage1.progress] == sorted(d for d, _ in stage1.progress)
 
 
-def test_calibration_never_depends_on_truth(stage1):
-    ds = stage1.ds
-    runner = Runner(ds, llm=LLMConfig(), cache=stage1.llm_cache)
-    questions, sources = ds.questions[:12], ds.source_names()
-
-    def calibrate(qs):
-        est = run_sync(RARAG().calibrate(qs, sources, runner.context("ra_rag")))
-        return est.model_dump(exclude={"seconds", "cache_hits"})
-
-    assert calibrate(questions) == calibrate([strip_truth(q) for q in questions])
-
 
 def test_weights_are_cached_on_disk_and_reach_the_method(stage1):
     runner = Runner(stage1.ds, llm=LLMConfig(), cache=stage1.llm_cache)
-    cached = runner.cached_reliability()
+    cached = runner.prepared("ra_rag")
     assert cached is not None and cached.model_dump() == stage1.est.model_dump()
     result = runner.run(stage1.ds.question("@3"), ["ra_rag"])["ra_rag"]
     t = result.trace
@@ -97,7 +83,7 @@ def test_reliability_cli_json_contract(stage1):
     assert set(data) == {"sources", "mae", "pearson_r", "iterations"}
     assert [s["name"] for s in data["sources"]] == [f"src-{i}" for i in range(1, 9)]
     assert all({"name", "estimated", "weight", "true_reliability"} <= set(s) for s in data["sources"])
-    assert data == json.loads(json.dumps(compare_with_truth(stage1.est, stage1.ds.sources)))
+    assert data == json.loads(json.dumps(reliability_vs_truth(stage1.est, stage1.ds.sources)))
     assert list((stage1.cache_dir / "reliability").glob("multisource-*.json"))
 
 

@@ -23,7 +23,7 @@ import re
 
 import numpy as np
 
-from backend.sample_pools import IDK, Candidate, mentions, readable, sentences, short_passage, substitute
+from backend.sample.pools import IDK, Candidate, mentions, readable, sentences, short_passage, substitute
 from backend.schema import DocLabel, Document, Question
 
 PER_SCENARIO = 12

@@ -1,4 +1,5 @@
-"""Sources page shaping and charts (RA-RAG): pure functions of a ``RARAGTrace`` / ``ReliabilityEstimate``.
+"""RA-RAG's views (the Sources page): pure shaping and charts of a ``RARAGTrace`` / ``ReliabilityEstimate``, and
+the page's panels (``render_*``, each given the Streamlit module or a container as ``st``).
 
 Every number comes from the trace or the stage-1 estimate; the truth overlay (document types, answer
 types, true reliability) is joined in here only when asked for.
@@ -13,26 +14,27 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from backend.answers import exact_match
-from backend.reliability import compare_with_truth
-from backend.schema import Document, Question, RARAGTrace, RASourceAnswer, ReliabilityEstimate, Source
-from components.dataset_view import doc_kind
-from components.theme import KIND_COLORS, KIND_LABELS, VARIANT_COLORS, VARIANT_LABELS
+from backend.report.palette import KIND_COLORS, KIND_LABELS, VARIANT_COLORS, VARIANT_LABELS
+from backend.schema import (Dataset, Document, MethodResult, Question, RARAGTrace, RASourceAnswer, ReliabilityEstimate,
+                            Source)
+from backend.scoring import answer_kind, doc_kind, exact_match, reliability_vs_truth
+from components.documents import render_document
 
 WALK_LABELS = {"selected": "✔ selected", "skipped": "⤼ skipped (IDK)", "not_queried": "∅ never queried"}
 IDK_TEXT = "IDK"
 
 
+#: RA-RAG's answer taxonomy (the paper's Fig. 3), by Exact Match: ``scoring.answer_kind`` with ``exact_match``.
+EM_TYPES = {"gold": "correct", "wrong": "incorrect", "other": "hallucination", "unknown": "IDK"}
+
+
 def answer_type(answer: str | None, question: Question) -> str:
-    """The paper's answer taxonomy (truth overlay), by Exact Match as in the paper: correct / incorrect
-    (a planted wrong answer) / IDK / hallucination (anything else)."""
+    """correct / incorrect (a planted wrong answer) / IDK / hallucination (anything else), or no gold answers."""
     if answer is None:
         return "IDK"
     if not question.gold_answers:
         return "no gold answers"
-    if any(exact_match(answer, g) for g in question.gold_answers):
-        return "correct"
-    return "incorrect" if any(exact_match(answer, w) for w in question.wrong_answers) else "hallucination"
+    return EM_TYPES[answer_kind(answer, question, match=exact_match)]
 
 
 def _doc_types(ids: list[str], docs_by_id: dict[str, Document]) -> str:
@@ -114,8 +116,8 @@ def votes_figure(trace: RARAGTrace) -> go.Figure:
 
 
 def reliability_report(est: ReliabilityEstimate, sources: list[Source], show_truth: bool) -> dict:
-    """``compare_with_truth`` with the truth left out unless the overlay is on."""
-    return compare_with_truth(est, sources if show_truth else [])
+    """``scoring.reliability_vs_truth`` with the truth left out unless the overlay is on."""
+    return reliability_vs_truth(est, sources if show_truth else [])
 
 
 def reliability_frame(report: dict, show_truth: bool) -> pd.DataFrame:
@@ -172,3 +174,51 @@ def convergence_figure(est: ReliabilityEstimate) -> go.Figure:
 
 def _fmt(x: float | None) -> str:
     return "—" if x is None else f"{x:.3f}"
+
+
+# --- panels ------------------------------------------------------------------------------------------
+
+def render_question(st, result: MethodResult, ds: Dataset, question: Question, show_truth: bool, page: str) -> None:
+    """One question's RA-RAG run: the answer per aggregation, per-source answers, documents, the κ-RRSS walk."""
+    t = result.trace
+    if result.error or t is None:
+        st.error("RA-RAG failed on this question:")
+        st.text(result.error or "no trace")
+        return
+    st.subheader("Answer")
+    cols = st.columns(len(t.answers))
+    for col, (variant, answer) in zip(cols, t.answers.items()):
+        col.caption(VARIANT_LABELS[variant])  # our label; the answer is model output: plain text, not st.metric
+        col.text(answer or IDK_TEXT)
+    st.text(f"Weights: {t.weights_note}")
+    for note in t.notes:
+        st.text(f"Note: {note}")
+    if show_truth:
+        st.text(f"Gold answers: {'; '.join(question.gold_answers) or '—'}")
+    st.subheader("Per-source answers")
+    docs_by_id = {d.id: d for _, d in ds.documents()}
+    truth = {s.name: s.true_reliability for s in ds.sources}
+    st.dataframe(source_frame(t, question, docs_by_id, show_truth, truth), hide_index=True)
+    with st.expander("Documents each source gave the model"):
+        for s in (s for s in t.sources if s.documents):
+            st.text(f"{s.rank}. {s.source}")
+            for doc_id in s.documents:
+                if doc_id in docs_by_id:
+                    render_document(st, docs_by_id[doc_id], show_truth, key_prefix=f"{page}.{s.source}")
+    if t.walk:
+        st.subheader("κ-RRSS walk")
+        st.caption("Sources in descending weight: IDK sources are skipped; the walk stops at κ selected sources.")
+        st.text(walk_summary(t))
+        st.dataframe(walk_frame(t), hide_index=True)
+    st.plotly_chart(votes_figure(t), key=f"{page}.votes")
+
+
+def render_dataset(st, est: ReliabilityEstimate, ds: Dataset, show_truth: bool, page: str) -> None:
+    """Stage 1 over the dataset: estimated (and, on request, true) reliability per source, convergence."""
+    st.subheader("Source reliability over the dataset (stage 1)")
+    st.text(f"{est.questions} unlabelled calibration questions · evidence {est.evidence_mode} · {est.calls:,} model "
+            f"calls ({est.cache_hits:,} cached) · {est.iterations} iterations")
+    report = reliability_report(est, ds.sources, show_truth)
+    st.dataframe(reliability_frame(report, show_truth), hide_index=True)
+    st.plotly_chart(reliability_figure(report, show_truth), key=f"{page}.reliability")
+    st.plotly_chart(convergence_figure(est), key=f"{page}.convergence")

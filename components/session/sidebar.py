@@ -5,10 +5,10 @@ from __future__ import annotations
 import streamlit as st
 
 from backend.data import DatasetError, bundled_datasets
-from components import resources
-from components.dataset_view import question_label
+from components.dataset import question_label
 from components.safe import md
-from components.state import DEFAULT_MODEL, SELECTION_KEY, ModelChoice, Selection, init_page_state, key
+from components.session import resources
+from components.session.state import DEFAULT_MODEL, SELECTION_KEY, ModelChoice, Selection, init_page_state, key
 
 PAGE = "app"
 OWN_FILE = "Your own file…"
@@ -73,7 +73,7 @@ def _pick_model() -> ModelChoice:
 
 def _test_connection(choice: ModelChoice) -> None:
     from backend.llm.client import LLMClient, LLMConfig
-    from components.runs import secrets_to_env
+    from components.session.runs import secrets_to_env
 
     secrets_to_env()
     with st.spinner(f"Calling {md(choice.model)}…"):  # spinner text is Markdown

@@ -1,11 +1,14 @@
-"""Small Streamlit placement helpers for the Inspect page (no logic: shaping is in inspect_view)."""
+"""Inspect page panels: one method's column. The comparison itself (table, agreement, document support) is
+shaped in ``backend.report.compare``, which the HTML report shares."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from backend.report.compare import tokens
+from backend.report.palette import VERDICT_COLORS
 from backend.schema import MethodResult, Question
-from components.inspect_view import VERDICT_COLORS, tokens, verdict
+from backend.scoring import verdict
 
 ROOT = Path(__file__).resolve().parents[1]
 #: each method's own page (added with the method); shown as a link under its column

@@ -1,4 +1,4 @@
-"""Raw question pools for the sample builder (``backend/sample.py``): text helpers and candidates.
+"""Raw question pools for the sample builder (``backend/sample/build.py``): text helpers and candidates.
 
 A :class:`Candidate` is one real question (RAMDocs dev or PoisonedRAG) reduced to a single gold answer,
 its own wrong answers and the passages the raw data gives for each. Answer substitution (RA-RAG §5 /

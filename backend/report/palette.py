@@ -1,4 +1,4 @@
-"""One colour per kind of evidence, identical on every page and chart."""
+"""One colour per kind of evidence, verdict and RA-RAG aggregation, identical on every page, chart and report."""
 
 KIND_COLORS = {
     "correct": "#2e7d32",       # green
@@ -20,3 +20,7 @@ VARIANT_COLORS = {
     "oracle_wmv": "#6a1b9a",    # purple: true reliabilities (evaluation only)
 }
 VARIANT_LABELS = {"mv": "MV", "wmv": "WMV", "rrss": "RA-RAG (κ-RRSS)", "oracle_wmv": "oracle WMV"}
+
+#: Verdicts (``backend.scoring.verdict``) as Streamlit badge colours.
+VERDICT_COLORS = {"correct": "green", "partly correct": "orange", "wrong": "red", "abstained": "gray",
+                  "error": "orange", "no gold answers": "blue"}

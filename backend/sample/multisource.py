@@ -1,7 +1,7 @@
 """RA-RAG-style multi-source benchmark (methods/ra-rag.md §5), built from real questions.
 
 Per question: a pool of factual passages and, per wrong answer, a pool of misinformation passages
-(see ``sample_pools``). Per question and source i, independently: with probability r_i (coverage) the
+(see ``pools``). Per question and source i, independently: with probability r_i (coverage) the
 source holds up to ``DOCS_PER_SOURCE`` passages; with probability p_i (true reliability) they are drawn
 from the factual pool, otherwise from the pool of ONE wrong answer chosen uniformly. Draws are without
 replacement, so a source holds fewer passages when a pool is smaller.
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from backend.sample_pools import Candidate
+from backend.sample.pools import Candidate
 from backend.schema import DocLabel, Document, Question, Source
 
 N_SOURCES = 8

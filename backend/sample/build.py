@@ -7,9 +7,9 @@ or the machine, so every run writes byte-identical files. The build reads nothin
 Datasets (each a folder with ``questions.jsonl``, a ``README.md`` and, when multi-source, ``sources.json``):
 
 * ``ramdocs_dev``: the 100 RAMDocs dev questions, converted as they are;
-* ``multisource`` / ``multisource_beta``: RA-RAG-style 8-source benchmark (``sample_multisource``),
+* ``multisource`` / ``multisource_beta``: RA-RAG-style 8-source benchmark (``multisource``),
   spammer–hammer and Beta(3, 2) reliability priors over the same question pool;
-* ``scenarios``: BRIDGE/TRD-style FA / FI / FE / RA items (``sample_scenarios``).
+* ``scenarios``: BRIDGE/TRD-style FA / FI / FE / RA items (``scenarios``).
 """
 
 from __future__ import annotations
@@ -22,9 +22,9 @@ import numpy as np
 
 from backend.data import to_jsonl
 from backend.paths import SAMPLE_DATA
-from backend.sample_multisource import beta_sources, build_multisource, spammer_hammer_sources
-from backend.sample_pools import IDK, WrongAnswers, load_candidates
-from backend.sample_scenarios import build_scenarios
+from backend.sample.multisource import beta_sources, build_multisource, spammer_hammer_sources
+from backend.sample.pools import IDK, WrongAnswers, load_candidates
+from backend.sample.scenarios import build_scenarios
 from backend.schema import DocLabel, Document, Question, Source
 
 RAW = SAMPLE_DATA / "raw"
@@ -142,7 +142,7 @@ def _readme_multisource(prior: str):
         return (
             f"# {'multisource_beta' if prior == 'beta' else 'multisource'}\n\n"
             "An RA-RAG-style multi-source benchmark (methods/ra-rag.md §5) over 8 sources `src-1`..`src-8`, built by "
-            "`backend/sample.py` from real questions: RAMDocs dev (`raw/ramdocs/`, first gold answer only, its "
+            "`backend/sample/` from real questions: RAMDocs dev (`raw/ramdocs/`, first gold answer only, its "
             "correct and misinformation documents) and PoisonedRAG NQ / HotpotQA (`raw/poisonedrag_adv_targeted/`, "
             "correct answer, incorrect answer and the adversarial passages).\n\n"
             "Per question there is a pool of factual passages and one pool of misinformation passages per wrong "
@@ -171,7 +171,7 @@ def _readme_scenarios(questions: list[Question], _sources: list[Source]) -> str:
     idk_gold = sum(q.gold_answers == [IDK] for q in questions)
     return (
         "# scenarios\n\nA BRIDGE/TRD-style set (methods/bridge.md §5, \"synthetic mini-TRD\") built by "
-        f"`backend/sample.py` (seed {SEED_SCENARIOS}) from RAMDocs dev and PoisonedRAG NQ / HotpotQA questions "
+        f"`backend/sample/` (seed {SEED_SCENARIOS}) from RAMDocs dev and PoisonedRAG NQ / HotpotQA questions "
         "with real answers. Each item has a simulated memory (`internal_knowledge`, a templated 1–2 sentence "
         "passage, absent for FE/RA perpetuation), 1–2 short external passages (source `external`; 1–2 "
         "sentences cut from a real passage, entity-substituted where the scenario needs them wrong; every other "

@@ -1,4 +1,5 @@
-"""Inspect page shaping and figures: one question, every method, side by side (pure functions)."""
+"""The side-by-side comparison of one question's results (pure): the table, the agreement between methods, and
+which documents each answer rests on. Shared by the Inspect page and the HTML report."""
 
 from __future__ import annotations
 
@@ -8,27 +9,10 @@ import math
 import pandas as pd
 import plotly.graph_objects as go
 
-from backend.answers import accuracy, matches, strict_em
+from backend.answers import matches
+from backend.report.palette import KIND_COLORS, KIND_LABELS
 from backend.schema import MethodResult, Question
-from components.dataset_view import doc_kind
-from components.theme import KIND_COLORS, KIND_LABELS
-
-VERDICT_COLORS = {"correct": "green", "partly correct": "orange", "wrong": "red", "abstained": "gray",
-                  "error": "orange", "no gold answers": "blue"}
-
-
-def verdict(result: MethodResult, question: Question) -> str:
-    """Truth overlay for one result: correct (strict EM: every gold answer, no wrong one), partly correct
-    (plain accuracy only: a gold answer among them), wrong, abstained, error, or no gold answers."""
-    if result.error:
-        return "error"
-    if result.abstained or not result.answers:
-        return "abstained"
-    if not question.gold_answers:
-        return "no gold answers"
-    if strict_em(result.answers, question.gold_answers, question.wrong_answers):
-        return "correct"
-    return "partly correct" if accuracy(result.answers, question.gold_answers) else "wrong"
+from backend.scoring import doc_kind, verdict
 
 
 def tokens(result: MethodResult) -> int:

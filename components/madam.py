@@ -1,4 +1,5 @@
-"""Debate page shaping (pure): a MADAM-RAG trace (+ the question, for the truth overlay) -> frames.
+"""MADAM-RAG's views (the Debate page): pure shaping of a trace (+ the question, for the truth overlay) into
+frames, and the page's panels (``render_*``, each given the Streamlit module or a container as ``st``).
 
 Everything shown comes from the trace (what ran and what it decided) or the recorded calls; the truth
 overlay only compares those answers with the question's gold/wrong answers and document labels.
@@ -10,10 +11,10 @@ from collections.abc import Callable
 
 import pandas as pd
 
-from backend.answers import accuracy, contains_match, precision_recall_f1, strict_em
+from backend.report.palette import KIND_COLORS
 from backend.schema import LLMCall, MadamAnswerSupport, MadamTrace, MadamTurn, Question
-from components.dataset_view import doc_kind
-from components.theme import KIND_COLORS
+from backend.scoring import answer_kind, doc_kind, evaluation
+from components.documents import render_document
 
 UNKNOWN = "unknown"
 CHANGED = "↻"
@@ -37,17 +38,6 @@ def config_line(trace: MadamTrace, calls: list[LLMCall] = ()) -> str:
             f"{trace.history_mode} · aggregator reads responses {shuffle} · early stop "
             f"{'on' if trace.early_stop else 'off'} · {trace.origin}"
             + (f" · model {', '.join(models)}" if models else ""))
-
-
-def answer_kind(answer: str | None, question: Question) -> str:
-    """gold / wrong / unknown / other, by ``contains_match`` against the question's answer lists."""
-    if not answer:
-        return "unknown"
-    if any(contains_match(answer, g) for g in question.gold_answers):
-        return "gold"
-    if any(contains_match(answer, w) for w in question.wrong_answers):
-        return "wrong"
-    return "other"
 
 
 def _doc_kinds(question: Question) -> dict[str, str]:
@@ -215,18 +205,80 @@ def rejected_frame(trace: MadamTrace, question: Question, show_truth: bool) -> p
                           with_rounds=True)
 
 
-def evaluation(answers: list[str], question: Question) -> dict:
-    """Strict EM (all gold, no wrong), plain accuracy, P/R/F1, and what is missing or wrong."""
-    p, r, f1 = precision_recall_f1(answers, question.gold_answers)
-    return {"strict_em": strict_em(answers, question.gold_answers, question.wrong_answers),
-            "accuracy": accuracy(answers, question.gold_answers),
-            "precision": round(p, 3), "recall": round(r, 3), "f1": round(f1, 3),
-            "missing gold": [g for g in question.gold_answers if not any(contains_match(a, g) for a in answers)],
-            "included wrong": [a for a in answers if answer_kind(a, question) == "wrong"]}
-
-
 def round_details(trace: MadamTrace, round_: int) -> list[dict]:
     """Per agent in one round: answer, explanation, parse note, the history it read, the raw reply."""
     rnd = next(r for r in trace.rounds if r.round == round_)
     return [{"agent": t.agent, "answer": t.answer or UNKNOWN, "explanation": t.explanation, "changed": t.changed,
              "parse_note": t.parse_note, "history": t.history, "raw": t.raw} for t in rnd.turns]
+
+
+# --- panels (each given the Streamlit module or a container as ``st``) ----------------------------------
+
+def render_documents(st, question: Question, show_truth: bool, page: str) -> None:
+    """The question's documents: agent k reads document k."""
+    with st.expander(f"Documents ({len(question.documents)}): agent k reads document k"):
+        if show_truth:
+            st.caption("Gold answers / wrong answers")
+            st.text(f"{'; '.join(question.gold_answers) or '—'}  /  {'; '.join(question.wrong_answers) or '—'}")
+        for number, doc in enumerate(question.documents, start=1):
+            st.markdown(f"**Agent {number}**")
+            render_document(st, doc, show_truth, key_prefix=page)
+
+
+def render_rounds(st, trace: MadamTrace) -> None:
+    """Per round: each agent's answer, explanation, parse note and the history it read."""
+    for r in trace.rounds:
+        with st.expander(f"Round {r.round}: each agent's explanation, the history it read, its raw reply"):
+            for d in round_details(trace, r.round):
+                st.markdown(f"**Agent {d['agent']}**" + (" ↻ changed" if d["changed"] else ""))
+                st.text(f"Answer: {d['answer']}\nExplanation: {d['explanation']}")
+                if d["parse_note"]:
+                    st.caption("parse note")
+                    st.text(d["parse_note"])
+                if d["history"] is not None:
+                    st.caption("history it read")
+                    st.code(d["history"] or "(empty)", language=None, wrap_lines=True)
+
+
+def render_aggregations(st, trace: MadamTrace) -> None:
+    """The aggregator's answers per round, which one is final, and the order it read the agents in."""
+    st.subheader("Aggregator, per round")
+    for row in aggregation_rows(trace):
+        with st.container(border=True):
+            with st.container(horizontal=True):
+                st.markdown(f"**Round {row['round']}**")
+                if row["final"]:
+                    st.badge("final", color="green")
+                if row["answers"] is None:
+                    st.badge("not aggregated", color="gray")
+            if row["answers"] is None:
+                st.text(row["note"])
+                continue
+            st.text(f"All Correct Answers: {row['answers']}")
+            st.caption("read in this order")
+            st.text(row["order"])
+            if row["parse_note"]:
+                st.text(f"parse note: {row['parse_note']}")
+            with st.expander("explanation"):
+                st.text(row["explanation"] or "—")
+
+
+def render_final(st, trace: MadamTrace, question: Question, show_truth: bool) -> None:
+    """The final answers with the agents and documents behind them, the rejected answers, and the scores."""
+    st.subheader("Final answers")
+    st.text(trace.final_note)
+    if not trace.final_answers:
+        st.badge("unknown", color="gray")
+    st.dataframe(final_frame(trace, question, show_truth), hide_index=True)
+    with st.expander("final explanation"):
+        st.text(trace.final_explanation or "—")
+    st.markdown("**Rejected answers** (proposed by an agent, left out of the final answers)")
+    st.dataframe(rejected_frame(trace, question, show_truth), hide_index=True)
+    if show_truth and question.gold_answers:
+        ev = evaluation(trace.final_answers, question)
+        with st.container(horizontal=True):
+            st.badge(f"strict EM {'✓' if ev['strict_em'] else '✗'}", color="green" if ev["strict_em"] else "red")
+            st.badge(f"accuracy {'✓' if ev['accuracy'] else '✗'}", color="green" if ev["accuracy"] else "red")
+            st.badge(f"P {ev['precision']} · R {ev['recall']} · F1 {ev['f1']}", color="blue")
+        st.text(f"missing gold: {'; '.join(ev['missing gold']) or '—'}\n"
+                f"included wrong: {'; '.join(ev['included wrong']) or '—'}")

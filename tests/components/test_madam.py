@@ -9,7 +9,7 @@ from backend.methods.madam import check_convergence, finalize, parse_aggregation
 from backend.methods.madam_released import trace_from_released
 from backend.paths import SAMPLE_DATA
 from backend.schema import DocLabel, Document, LLMCall, MadamAgent, MadamRound, MadamTrace, Question
-from components import debate_view as view
+from components import madam as view
 from tests.conftest import FIXTURES
 
 Q = Question(id="mj", question="In which year was Michael Jordan born?", gold_answers=["1963", "1956"],
@@ -137,3 +137,35 @@ def test_released_trace_shapes(released):
     assert view.status_line(tr) == "stopped at round 2 of 3: converged · final aggregation: round 1"
     assert "released" in view.config_line(tr) and "in agent order" in view.config_line(tr)
     assert view.evaluation(tr.final_answers, q)["strict_em"]
+
+
+# --- panels, rendered alone with AppTest.from_function ------------------------------------------------------
+
+def _final_panel(show_truth: bool):
+    import json
+
+    import streamlit as st
+
+    from backend.data import load_dataset
+    from backend.methods.madam_released import trace_from_released
+    from backend.paths import SAMPLE_DATA
+    from components.madam import render_final
+    from tests.conftest import FIXTURES
+
+    q = load_dataset(SAMPLE_DATA / "ramdocs_dev").question("@1")
+    row = json.loads((FIXTURES / "madam" / "RAMDocs_test_madam_rag_Llama-3.3-70B-Instruct_rounds3.jsonl").read_text())
+    render_final(st, trace_from_released(row, q), q, show_truth)
+
+
+def test_final_panel_renders_alone():
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_function(_final_panel, args=(True,), default_timeout=60)
+    at.run()
+    assert not at.exception, at.exception
+    assert [h.value for h in at.subheader] == ["Final answers"]
+    badges = [m.value for m in at.markdown if "-badge[" in m.value]
+    assert ":green-badge[strict EM ✓]" in badges
+    at = AppTest.from_function(_final_panel, args=(False,), default_timeout=60)
+    at.run()
+    assert not [m.value for m in at.markdown if "strict EM" in m.value]  # no truth until asked

@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import html
 from collections import Counter
+from typing import TYPE_CHECKING
 
 import pandas as pd
 import plotly.graph_objects as go
 
+from backend.report.palette import KIND_COLORS, KIND_LABELS, KIND_ORDER
 from backend.schema import Dataset, Document, Question
-from components.theme import KIND_COLORS, KIND_LABELS, KIND_ORDER
+from backend.scoring import doc_kind
 
-
-def doc_kind(doc: Document) -> str:
-    return doc.label.type if doc.label else "unlabelled"
+if TYPE_CHECKING:  # chromadb is heavy: the sidebar imports this module
+    from backend.retrieval import Hit
 
 
 def question_table(ds: Dataset) -> pd.DataFrame:
@@ -84,3 +85,17 @@ def docs_per_type_figure(ds: Dataset, show_truth: bool = True) -> go.Figure:
                       height=360, margin=dict(t=50, b=40, l=40, r=10))
     fig.update_xaxes(type="category")  # ids like "1911" are names, not positions on a number line
     return fig
+
+
+# --- retrieval preview: hits as a frame, with the truth overlay only when asked -----------------------
+
+def hits_frame(hits: list[Hit], question: Question, docs_by_id: dict, show_truth: bool) -> pd.DataFrame:
+    own = {d.id for d in question.documents}
+    rows = []
+    for h in hits:
+        row = {"rank": h.rank, "score": round(h.score, 3), "document": h.doc_id, "source": h.source,
+               "own document": h.doc_id in own, "text": h.text[:300]}
+        if show_truth:
+            row["type"] = doc_kind(docs_by_id[h.doc_id]) if h.doc_id in docs_by_id else "unlabelled"
+        rows.append(row)
+    return pd.DataFrame(rows)

@@ -1,11 +1,11 @@
-"""Sources page shaping (components/sources_view.py) on the paper's Fig. 3 example, without Streamlit."""
+"""Sources page shaping (components/ra_rag.py) on the paper's Fig. 3 example, without Streamlit."""
 
 import pytest
 
 from backend.llm.providers import scripted
 from backend.methods.ra_rag import RARAG
 from backend.schema import ReliabilityEstimate, ReliabilityIteration, Source, SourceReliability
-from components import sources_view as view
+from components import ra_rag as view
 from tests.methods.test_ra_rag import FIG3, _fig3_estimate, _fig3_question, _fig3_reply, _scripted_ctx
 
 
@@ -65,3 +65,36 @@ def test_reliability_figures():
     conv = view.convergence_figure(est)
     assert [d.name for d in conv.data] == ["pseudo-labels changed", "a", "b"]
     assert list(conv.data[1].y) == [0.7, 0.8] and conv.layout.title.text.startswith("Stage 1 convergence: 2 iter")
+
+
+# --- panels, rendered alone with AppTest.from_function ------------------------------------------------------
+
+def _question_panel(result_json: str, show_truth: bool):
+    import streamlit as st
+
+    from backend.schema import Dataset, MethodResult
+    from components.ra_rag import render_question
+    from tests.methods.test_ra_rag import _fig3_question
+
+    q = _fig3_question()
+    render_question(st, MethodResult.model_validate_json(result_json), Dataset(name="fig3", path="-", questions=[q]),
+                    q, show_truth, "test")
+
+
+def test_question_panel_renders_alone(fig3):
+    from streamlit.testing.v1 import AppTest
+
+    from backend.schema import MethodResult
+
+    question, trace = fig3
+    result = MethodResult(method="ra_rag", question_id=question.id, answers=[trace.final_answer], trace=trace)
+    at = AppTest.from_function(_question_panel, args=(result.model_dump_json(), False))
+    at.run()
+    assert not at.exception, at.exception
+    assert [h.value for h in at.subheader] == ["Answer", "Per-source answers", "κ-RRSS walk"]
+    assert [c.value for c in at.caption][:3] == ["MV", "WMV", "RA-RAG (κ-RRSS)"]
+    assert "atlantic ocean" in [t.value for t in at.text][:3]
+    failed = MethodResult(method="ra_rag", question_id=question.id, error="model call failed: <b>x</b>")
+    at = AppTest.from_function(_question_panel, args=(failed.model_dump_json(), False))
+    at.run()
+    assert at.error[0].value == "RA-RAG failed on this question:" and at.text[0].value == "model call failed: <b>x</b>"

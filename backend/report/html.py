@@ -10,10 +10,10 @@ from html import escape
 import plotly.io as pio
 from plotly.offline import get_plotlyjs
 
+from backend.report import compare as view
+from backend.report.palette import KIND_COLORS, KIND_LABELS
 from backend.schema import Dataset, MethodResult, Question
-from components import inspect_view as view
-from components.dataset_view import doc_kind
-from components.theme import KIND_COLORS, KIND_LABELS
+from backend.scoring import doc_kind
 
 STYLE = """body{font-family:system-ui,sans-serif;margin:2rem auto;max-width:1200px;color:#222}
 table{border-collapse:collapse;width:100%;margin:1rem 0}td,th{border:1px solid #ddd;padding:.35rem .5rem;

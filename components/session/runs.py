@@ -1,6 +1,7 @@
 """Running methods from the app: one call cache per process, one call log per session, results kept
 per (dataset, question, model, methods, settings) so switching back and forth never re-runs anything;
-RA-RAG stage-1 weights kept per (dataset, model, evidence mode, calibration size), in the session and on disk."""
+methods' dataset-level artefacts (RA-RAG's stage-1 weights) kept per (dataset, model, settings), in the session
+and on disk (``backend.prepared``)."""
 
 from __future__ import annotations
 
@@ -12,12 +13,12 @@ import streamlit as st
 
 from backend.llm.client import CallLog, LLMConfig, default_cache
 from backend.runner import Runner
-from backend.schema import MethodResult, ReliabilityEstimate
-from components.state import Selection
+from backend.schema import MethodResult
+from components.session.state import Selection
 
 LOG_KEY = "app.call_log"
 RESULTS_KEY = "app.results"
-RELIABILITY_KEY = "app.reliability"
+PREPARED_KEY = "app.prepared"
 
 
 @st.cache_resource(show_spinner=False)
@@ -47,11 +48,19 @@ def llm_config(selection: Selection) -> LLMConfig:
     return LLMConfig(model=selection.model.model, api_base=selection.model.api_base)
 
 
+def _params(calibration: int | None, method_params: dict | None) -> dict:
+    """The methods' parameters; ``calibration``: RA-RAG's stage-1 calibration questions (the Sources page's input)."""
+    params = {name: dict(p) for name, p in (method_params or {}).items()}
+    if calibration:
+        params.setdefault("ra_rag", {})["calibration_size"] = calibration
+    return params
+
+
 def runner(selection: Selection, evidence_mode: str = "given", calibration: int | None = None,
            method_params: dict | None = None) -> Runner:
     secrets_to_env()
     return Runner(selection.dataset, llm=llm_config(selection), cache=call_cache(), log=call_log(),
-                  evidence_mode=evidence_mode, calibration_limit=calibration, method_params=method_params or {})
+                  evidence_mode=evidence_mode, method_params=_params(calibration, method_params))
 
 
 def _key(selection: Selection, methods: list[str], evidence_mode: str = "given", calibration: int | None = None,
@@ -91,32 +100,34 @@ def run_methods_iter(selection: Selection, methods: list[str], **settings) -> It
     st.session_state.setdefault(RESULTS_KEY, {})[key] = {m: results[m] for m in methods}
 
 
-# --- RA-RAG stage 1: per session, backed by the on-disk cache (backend.reliability) ---------------
+# --- dataset-level preparation (RA-RAG's stage 1): per session, backed by the on-disk cache ------------
 
-def _reliability_key(selection: Selection, evidence_mode: str, calibration: int | None) -> tuple:
-    return (selection.dataset.path, selection.model.model, selection.model.api_base, evidence_mode, calibration)
+def _prepared_key(selection: Selection, method: str, evidence_mode: str, calibration: int | None) -> tuple:
+    return (selection.dataset.path, selection.model.model, selection.model.api_base, method, evidence_mode,
+            calibration)
 
 
-def cached_reliability(selection: Selection, evidence_mode: str = "given",
-                       calibration: int | None = None) -> ReliabilityEstimate | None:
-    """Stage-1 weights from this session or the on-disk cache; never computes."""
-    store = st.session_state.setdefault(RELIABILITY_KEY, {})
-    key = _reliability_key(selection, evidence_mode, calibration)
+def cached_prepared(selection: Selection, method: str, evidence_mode: str = "given",
+                    calibration: int | None = None):
+    """``method``'s dataset-level artefact from this session or the on-disk cache; never computes."""
+    store = st.session_state.setdefault(PREPARED_KEY, {})
+    key = _prepared_key(selection, method, evidence_mode, calibration)
     if key not in store:
-        est = runner(selection, evidence_mode, calibration).cached_reliability()
-        if est is None:
+        found = runner(selection, evidence_mode, calibration).prepared(method)
+        if found is None:
             return None
-        store[key] = est
+        store[key] = found
     return store[key]
 
 
-def reliability(selection: Selection, evidence_mode: str = "given", calibration: int | None = None,
-                on_progress: Callable[[int, int], None] | None = None,
-                on_index_progress: Callable[[int, int], None] | None = None) -> ReliabilityEstimate | None:
-    """Run (or load) stage 1, reporting progress; the retrieval index is built first in retrieve mode."""
+def prepare(selection: Selection, method: str, evidence_mode: str = "given", calibration: int | None = None,
+            on_progress: Callable[[int, int], None] | None = None,
+            on_index_progress: Callable[[int, int], None] | None = None):
+    """Run (or load) ``method``'s preparation, reporting progress; the retrieval index is built first in
+    retrieve mode."""
     run = runner(selection, evidence_mode, calibration)
-    if evidence_mode == "retrieve" and run.cached_reliability() is None:
+    if evidence_mode == "retrieve" and run.prepared(method) is None:
         run.retriever().build(on_progress=on_index_progress)
-    est = run.reliability(on_progress=on_progress)
-    st.session_state.setdefault(RELIABILITY_KEY, {})[_reliability_key(selection, evidence_mode, calibration)] = est
-    return est
+    found = run.prepare(method, on_progress=on_progress)
+    st.session_state.setdefault(PREPARED_KEY, {})[_prepared_key(selection, method, evidence_mode, calibration)] = found
+    return found

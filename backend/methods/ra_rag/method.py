@@ -1,0 +1,201 @@
+"""RA-RAG the method: stage 2 on one question (§3.4 κ-RRSS + eq. 1 WMV) over the weights stage 1 prepared."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from collections.abc import Awaitable, Sequence
+from typing import Any, Literal
+
+from backend.methods.base import Method, Outcome, Progress, RunContext
+from backend.methods.ra_rag.answering import KEYWORD_SYSTEM, answer_source, cluster_by_entailment
+from backend.methods.ra_rag.stage1 import CACHE_FOLDER, TIES, Ties, calibrate, calibration_key
+from backend.methods.ra_rag.voting import Vote, kappa_rrss, rank_sources, weighted_vote
+from backend.schema import Dataset, Question, RARAGTrace, RASourceAnswer, RAVote, RAWalkStep, ReliabilityEstimate
+
+Variant = Literal["rrss", "wmv", "mv", "oracle_wmv"]
+VARIANTS: tuple[str, ...] = ("rrss", "wmv", "mv", "oracle_wmv")
+
+
+class RARAG(Method):
+    """RA-RAG (see the package docstring for the paper's steps and every [ours] choice)."""
+
+    name = "ra_rag"
+    steps = ("source_answer", "compare_answer", "calibration_answer", "entailment")
+    prepared_type = ReliabilityEstimate
+    prepared_folder = CACHE_FOLDER
+    prepare_label = "RA-RAG stage 1 (source reliability estimation)"
+
+    def __init__(self, kappa: int = 4, top_k: int = 3, align_threshold: float = 0.9, variant: Variant = "rrss",
+                 clustering: Literal["exact", "entailment"] = "exact", calibration_size: int = 200,
+                 max_iter: int = 100, scale: float | None = None, stable_init: bool = True, ties: Ties = "skip",
+                 compare_all: bool = False, true_reliability: dict[str, float] | None = None):
+        if variant not in VARIANTS:
+            raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
+        if variant == "oracle_wmv" and not true_reliability:
+            raise ValueError("oracle_wmv needs true_reliability={source: p_i} passed by evaluation code")
+        if clustering not in ("exact", "entailment"):
+            raise ValueError(f"clustering must be 'exact' or 'entailment', got {clustering!r}")
+        self.kappa, self.top_k, self.align_threshold = kappa, top_k, align_threshold
+        self.variant, self.clustering, self.calibration_size = variant, clustering, calibration_size
+        if ties not in TIES:
+            raise ValueError(f"ties must be one of {TIES}, got {ties!r}")
+        self.max_iter, self.scale, self.compare_all = max_iter, scale, compare_all
+        self.stable_init, self.ties = stable_init, ties
+        self.true_reliability = dict(true_reliability) if true_reliability else None
+
+    def calibration_params(self) -> dict[str, Any]:
+        """Everything stage 1's result depends on besides data, model and evidence mode."""
+        return {"top_k": self.top_k, "align_threshold": self.align_threshold, "clustering": self.clustering,
+                "max_iter": self.max_iter, "scale": self.scale, "stable_init": self.stable_init, "ties": self.ties,
+                "prompt_sha256": hashlib.sha256(KEYWORD_SYSTEM.encode()).hexdigest()[:16]}
+
+    async def _answer(self, q: Question, source: str, ctx: RunContext, step: str, per_document: bool = False):
+        return await answer_source(q, source, ctx, top_k=self.top_k, threshold=self.align_threshold,
+                                   step=step, per_document=per_document)
+
+    # -- stage 1: the dataset-level preparation (Method.prepare) ---------------------------------------
+
+    def calibration_questions(self, dataset: Dataset) -> list[Question]:
+        return dataset.questions[:self.calibration_size]
+
+    def prepare_key(self, dataset: Dataset, ctx: RunContext) -> str | None:
+        """None when documents name no source (nothing recurs across questions, so nothing to estimate)."""
+        if not dataset.multi_source:
+            return None
+        return calibration_key(self.calibration_questions(dataset), dataset.source_names(),
+                               ctx.client.config.identity, ctx.evidence_mode, self.calibration_params())
+
+    async def prepare(self, dataset: Dataset, ctx: RunContext, on_progress: Progress | None = None
+                      ) -> ReliabilityEstimate:
+        """Algorithm 1 over the first ``calibration_size`` questions of the (truth-stripped) dataset."""
+        return await self.calibrate(self.calibration_questions(dataset), dataset.source_names(), ctx, on_progress,
+                                    dataset=dataset.name)
+
+    async def calibrate(self, questions: Sequence[Question], sources: Sequence[str], ctx: RunContext,
+                        on_progress: Progress | None = None, dataset: str = "") -> ReliabilityEstimate:
+        """Stage 1 on explicit unlabelled ``questions`` and ``sources`` (``stage1.calibrate``)."""
+        cluster = None
+        if self.clustering == "entailment":
+            async def cluster(q: Question, row: list[RASourceAnswer]):
+                return await cluster_by_entailment(q.question, row, ctx)
+        est = await calibrate(questions, sources, ctx, lambda q, s: self._answer(q, s, ctx, "calibration_answer"),
+                              cluster=cluster, params=self.calibration_params(), scale=self.scale,
+                              max_iter=self.max_iter, stable_init=self.stable_init, ties=self.ties,
+                              on_progress=on_progress)
+        key = calibration_key(questions, sources, ctx.client.config.identity, ctx.evidence_mode,
+                              self.calibration_params())
+        return est.model_copy(update={"dataset": dataset, "model": ctx.client.config.model, "key": key})
+
+    # -- stage 2 ------------------------------------------------------------------------------------
+
+    def _setting(self, q: Question, ctx: RunContext) -> tuple[list[str], dict[str, float], dict, bool, str]:
+        """(sources, weights v, estimates ŵ, per-document?, where the weights came from)."""
+        if not ctx.sources and all(d.source is None for d in q.documents):
+            # [ours] ties in MV fall to the lower source index; dataset order can carry truth (RAMDocs lists
+            # a correct document first in 97 of 100 dev questions), so documents are put in a fixed
+            # pseudo-random order first: a hash of question and document, blind to position and labels
+            names = sorted((d.source_name for d in q.documents),
+                           key=lambda n: hashlib.sha256(f"{q.question}\x00{n}".encode()).hexdigest())
+            return names, dict.fromkeys(names, 1.0), {}, True, (
+                "documents name no source: each document is its own source; nothing to estimate, so "
+                "RA-RAG is majority voting (v = 1) with f_align over all documents, ties broken in a fixed "
+                "pseudo-random document order")
+        names = list(ctx.sources) or list(dict.fromkeys(d.source_name for d in q.documents))
+        est = ctx.prepared
+        if est is None:
+            return names, dict.fromkeys(names, 1.0), {}, False, (
+                "no stage-1 weights in the run context: v = 1 for every source (= MV)")
+        weights, estimated = est.weights(), est.estimated()
+        note = (f"stage 1 on {est.questions} unlabelled calibration questions of {est.dataset or 'the dataset'} "
+                f"({est.model or 'model'}, evidence {est.evidence_mode}; {est.iterations} iterations, "
+                f"{'converged' if est.converged else 'stopped at a cycle' if est.cycle else 'not converged'})")
+        return names, {s: weights.get(s, 0.0) for s in names}, estimated, False, note
+
+    async def _run(self, question: Question, ctx: RunContext) -> Outcome:
+        names, weights, estimated, per_doc, note = self._setting(question, ctx)
+        variant = "mv" if per_doc else self.variant
+        ranked = names if per_doc else rank_sources(names, weights)
+        asked: dict[str, asyncio.Task] = {}
+
+        def ask(source: str, step: str = "source_answer") -> Awaitable[RASourceAnswer]:
+            if source not in asked:
+                asked[source] = asyncio.ensure_future(self._answer(question, source, ctx, step, per_doc))
+            return asked[source]
+
+        walk: list[RAWalkStep] = []
+        if variant != "rrss":
+            await asyncio.gather(*(ask(s) for s in ranked))
+        if not per_doc:
+            walk, _ = await kappa_rrss(ranked, ask, self.kappa)
+        walked = {w.source for w in walk if w.status != "not_queried"}
+        walk_calls = sum(asked[s].result().called for s in walked)
+        if variant == "rrss" and self.compare_all:
+            await asyncio.gather(*(ask(s, "compare_answer") for s in ranked))
+        rows = {s: t.result() for s, t in asked.items()}
+        trace = RARAGTrace(variant=variant, evidence_mode=ctx.evidence_mode, per_document=per_doc, kappa=self.kappa,
+                           top_k=self.top_k, align_threshold=self.align_threshold, clustering=self.clustering,
+                           weights_note=note, sources=[], walk=walk, walk_calls=walk_calls,
+                           compare_calls=sum(r.called for s, r in rows.items() if s not in walked)
+                           if variant == "rrss" else 0)
+        if self.clustering == "entailment":
+            trace.entailments = await cluster_by_entailment(question.question, [rows[s] for s in ranked if s in rows],
+                                                            ctx)
+        for rank, s in enumerate(ranked, start=1):
+            row = rows.get(s) or RASourceAnswer(source=s, rank=rank, weight=0.0)
+            row.rank, row.weight, row.estimated = rank, weights[s], estimated.get(s)
+            trace.sources.append(row)
+        for w in walk:
+            w.weight = weights[w.source]
+        self._votes(trace, names, weights, variant)
+        if variant == "rrss" and len(walked) < len(names) and not self.compare_all:
+            trace.notes.append(f"κ-RRSS queried {len(walked)} of {len(names)} sources; the rest were never queried")
+        if ctx.prepared is None or per_doc:
+            trace.notes.append(note)
+        final = trace.answers.get(variant)
+        trace.final_answer = final
+        return Outcome([final] if final else [], final is None, trace, support=self._support_of(trace, variant))
+
+    @staticmethod
+    def _support_of(trace: RARAGTrace, variant: str) -> dict[str, list[str]]:
+        """The final answer rests on the documents of the counted sources that voted for its cluster."""
+        if trace.final_answer is None:
+            return {}
+        winner = next((s.cluster for s in trace.sources if s.filtered_answer == trace.final_answer), None)
+        counted = {w.source for w in trace.walk if w.status == "selected"} if variant == "rrss" else None
+        docs = [d for s in trace.sources if s.cluster is not None and s.cluster == winner
+                and (counted is None or s.source in counted) for d in s.documents]
+        return {trace.final_answer: docs}
+
+    def _votes(self, trace: RARAGTrace, names: list[str], weights: dict[str, float], variant: str) -> None:
+        """Eq. 1 per aggregation over the answers at hand: MV/WMV/oracle need every source answered."""
+        rows = {r.source: r for r in trace.sources}
+        everyone = all(r.queried for r in rows.values())
+        selected = {w.source for w in trace.walk if w.status == "selected"}
+        keys = [rows[s].cluster for s in names]
+        tallies: dict[str, Vote] = {}
+        if everyone:
+            tallies["mv"] = weighted_vote(keys, [1.0] * len(names))
+            if not trace.per_document:
+                tallies["wmv"] = weighted_vote(keys, [weights[s] for s in names])
+            if self.true_reliability:
+                n, known = len(names), self.true_reliability
+                if missing := [s for s in names if s not in known]:
+                    trace.notes.append(f"oracle WMV: no true reliability for {', '.join(missing)}; weight 0")
+                oracle = [n * float(known[s]) - 1.0 if s in known else 0.0 for s in names]
+                tallies["oracle_wmv"] = weighted_vote(keys, oracle)
+        if trace.walk:
+            tallies["rrss"] = weighted_vote([k if s in selected else None for s, k in zip(names, keys)],
+                                            [weights[s] for s in names])
+        display: dict[str, str] = {}
+        members: dict[str, list[str]] = {}
+        for r in trace.sources:        # walk order: a cluster reads as its highest-ranked member's wording
+            if r.cluster is not None:
+                display.setdefault(r.cluster, r.filtered_answer or r.cluster)
+                members.setdefault(r.cluster, []).append(r.source)
+        for key, who in members.items():
+            trace.votes.append(RAVote(answer=display[key], cluster=key, sources=who,
+                                      **{v: round(t.scores.get(key, 0.0), 6) for v, t in tallies.items()}))
+        trace.answers = {v: display[t.winner] if t.winner else None for v, t in tallies.items()}
+        if variant not in trace.answers:
+            trace.answers[variant] = None

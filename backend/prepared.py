@@ -1,0 +1,38 @@
+"""The on-disk store of methods' dataset-level artefacts (``Method.prepare``): one JSON file per key.
+
+``<cache dir>/<method.prepared_folder>/<dataset slug>-<key prefix>.json``. Writes are atomic (a killed run never
+leaves half a file); a missing, unreadable or outdated file is a miss, and the artefact is recomputed.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from backend.paths import default_cache_dir
+
+
+def path(folder: str, dataset: str, key: str, cache_dir: str | Path | None = None) -> Path:
+    slug = re.sub(r"[^a-zA-Z0-9]+", "-", dataset).strip("-")[:40] or "dataset"
+    return Path(cache_dir or default_cache_dir()) / folder / f"{slug}-{key[:20]}.json"
+
+
+def load(model: type[BaseModel], folder: str, dataset: str, key: str,
+         cache_dir: str | Path | None = None) -> BaseModel | None:
+    try:
+        artefact = model.model_validate_json(path(folder, dataset, key, cache_dir).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    # an artefact that records its key must carry this one (a prefix collision or a hand-edited file)
+    return None if getattr(artefact, "key", key) != key else artefact
+
+
+def save(artefact: BaseModel, folder: str, dataset: str, key: str, cache_dir: str | Path | None = None) -> Path:
+    target = path(folder, dataset, key, cache_dir)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_suffix(".tmp")
+    tmp.write_text(artefact.model_dump_json(indent=1), encoding="utf-8")
+    tmp.replace(target)
+    return target

@@ -1,0 +1,20 @@
+"""Trace of the two baselines, ``no_rag`` (closed book) and ``vanilla_rag`` (concatenated documents)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from backend.schema.base import StrictModel
+
+
+class BaselineTrace(StrictModel):
+    """What a baseline read and said: the evidence it was given and how its reply was parsed."""
+
+    kind: Literal["baseline"] = "baseline"
+    evidence_mode: Literal["none", "given", "retrieve"]
+    documents: list[str] = Field(default_factory=list)   # document ids, in prompt order
+    raw_answer: str | None = None
+    parsed_answer: str | None = None
+    parse_note: str | None = None

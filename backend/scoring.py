@@ -1,0 +1,163 @@
+"""THE definition of verdicts and metrics: every view, the CLI and batch evaluation score through here.
+
+Ground truth (gold and wrong answers, document labels, true reliabilities) meets method output only in this
+module. Answers are compared after SQuAD normalisation (``backend.answers.normalize``: lower case, no
+punctuation, no articles).
+
+Metrics of one answer list against a question (the papers' multi-answer metrics, madam-rag.md §3.6, §8.7–8.8):
+
+* ``strict_em`` — the paper's exact match: **every** gold answer is among the predicted answers and **no**
+  predicted answer is a wrong (misinformation) answer. Extra answers that are neither gold nor listed as wrong
+  do not fail it.
+* ``accuracy`` — at least one predicted answer matches a gold answer (lenient ``answers.matches``: containment or
+  token F1 ≥ 0.5). Wrong answers and missing gold answers are not penalised.
+* ``precision_recall_f1`` — precision = predicted answers matching a gold answer / predicted answers (0 when
+  none), recall = gold answers matched / gold answers, F1 their harmonic mean (0 when both are 0).
+
+What is predicted: unknowns ("I don't know", "unknown", blanks) are dropped and duplicates (after
+normalisation) kept once. Matching in the strict metrics is ``answers.contains_match`` — normalised equality or
+word-sequence containment either way, without the token-F1 rule (F1 would make "3,559 people" match the wrong
+answer "10,000 people").
+
+**Which wrong answers count.** A listed wrong answer that equals, contains or is contained in a gold answer
+(``contains_match``) is dropped from the wrong list before scoring: under containment matching such an answer
+cannot be told apart from the gold answer it overlaps, so predicting it already counts as predicting that gold
+answer. (Under ``exact_match``, RA-RAG's EM taxonomy, only a wrong answer identical to a gold one is dropped.) In the bundled ``ramdocs_dev`` this affects 4 questions (5 pairs: "Hindi", "Division III" and
+"Infantry Regiment" listed as both gold and wrong, and the wrong "Girls" inside the gold "All-girls"); the other
+bundled datasets have none. Every other listed wrong answer counts, wherever it appears among the predicted
+answers.
+
+``verdict`` turns a method's result into the label the dashboard shows: ``correct`` (strict EM), ``partly
+correct`` (accuracy but not strict EM: a gold answer among others, or one of several missing), ``wrong``,
+``abstained``, ``error``, or ``no gold answers``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any, Literal
+
+from backend.answers import contains_match, exact_match, matches_any, normalize
+from backend.llm.formats import is_idk
+from backend.schema import Document, MethodResult, Question, ReliabilityEstimate, Source
+
+Verdict = Literal["correct", "partly correct", "wrong", "abstained", "error", "no gold answers"]
+AnswerKind = Literal["gold", "wrong", "other", "unknown"]
+
+
+def predicted(answers: list[str]) -> list[str]:
+    """The answer list to score: unknowns and blanks dropped, duplicates (normalised) kept once."""
+    seen, out = set(), []
+    for a in answers:
+        n = normalize(a or "")
+        if n and not is_idk(a) and n not in seen:
+            seen.add(n)
+            out.append(a)
+    return out
+
+
+def counted_wrong(gold: list[str], wrong: list[str], match: Callable[[str, str], bool] = contains_match
+                  ) -> list[str]:
+    """The wrong answers that count: those that ``match`` a gold answer are dropped (module docstring)."""
+    return [w for w in wrong if normalize(w) and not any(match(w, g) for g in gold)]
+
+
+def strict_em(answers: list[str], gold: list[str], wrong: list[str]) -> bool:
+    """Every gold answer predicted and no counted wrong answer predicted. No gold answers: never correct."""
+    pred = predicted(answers)
+    gold = [g for g in gold if normalize(g)]
+    if not gold:
+        return False
+    bad = counted_wrong(gold, wrong)
+    all_gold = all(any(contains_match(p, g) for p in pred) for g in gold)
+    return all_gold and not any(contains_match(p, w) for p in pred for w in bad)
+
+
+def accuracy(answers: list[str], gold: list[str]) -> bool:
+    """At least one predicted answer matches a gold answer (lenient ``answers.matches``)."""
+    return any(matches_any(p, gold) for p in predicted(answers)) if gold else False
+
+
+def precision_recall_f1(answers: list[str], gold: list[str]) -> tuple[float, float, float]:
+    pred = predicted(answers)
+    p = sum(any(contains_match(x, g) for g in gold) for x in pred) / len(pred) if pred else 0.0
+    r = sum(any(contains_match(x, g) for x in pred) for g in gold) / len(gold) if gold else 0.0
+    return p, r, (2 * p * r / (p + r) if p + r else 0.0)
+
+
+def answer_kind(answer: str | None, question: Question, match: Callable[[str, str], bool] = contains_match
+                ) -> AnswerKind:
+    """One answer against the question's lists: gold, wrong (a counted wrong answer), other, or unknown.
+    ``match``: ``contains_match`` (default, as the strict metrics) or ``exact_match`` (RA-RAG's EM taxonomy)."""
+    if not answer or is_idk(answer) or not normalize(answer):
+        return "unknown"
+    if any(match(answer, g) for g in question.gold_answers):
+        return "gold"
+    if any(match(answer, w) for w in counted_wrong(question.gold_answers, question.wrong_answers, match)):
+        return "wrong"
+    return "other"
+
+
+def verdict(result: MethodResult, question: Question) -> Verdict:
+    """The truth overlay for one method's result (module docstring)."""
+    if result.error:
+        return "error"
+    if result.abstained or not result.answers:
+        return "abstained"
+    if not question.gold_answers:
+        return "no gold answers"
+    if strict_em(result.answers, question.gold_answers, question.wrong_answers):
+        return "correct"
+    return "partly correct" if accuracy(result.answers, question.gold_answers) else "wrong"
+
+
+def evaluation(answers: list[str], question: Question) -> dict[str, Any]:
+    """Every metric of one answer list, plus what is missing and which predicted answers are wrong."""
+    p, r, f1 = precision_recall_f1(answers, question.gold_answers)
+    return {"strict_em": strict_em(answers, question.gold_answers, question.wrong_answers),
+            "accuracy": accuracy(answers, question.gold_answers),
+            "precision": round(p, 3), "recall": round(r, 3), "f1": round(f1, 3),
+            "missing gold": [g for g in question.gold_answers if not any(contains_match(a, g) for a in answers)],
+            "included wrong": [a for a in answers if answer_kind(a, question) == "wrong"]}
+
+
+def doc_kind(doc: Document) -> str:
+    """A document's true type for overlays: correct / misinfo / noise, or unlabelled."""
+    return doc.label.type if doc.label else "unlabelled"
+
+
+# --- RA-RAG stage 1 against the true source reliabilities ---------------------------------------------
+
+def pearson(xs: list[float], ys: list[float]) -> float | None:
+    """Pearson r; None with fewer than two points or no variance."""
+    n = len(xs)
+    if n < 2:
+        return None
+    mx, my = sum(xs) / n, sum(ys) / n
+    sxy = sum((x - mx) * (y - my) for x, y in zip(xs, ys))
+    sxx, syy = sum((x - mx) ** 2 for x in xs), sum((y - my) ** 2 for y in ys)
+    return None if sxx == 0 or syy == 0 else sxy / math.sqrt(sxx * syy)
+
+
+def reliability_vs_truth(est: ReliabilityEstimate, truth: list[Source]) -> dict[str, Any]:
+    """``{"sources": [...], "mae", "pearson_r", "iterations"}``: per source ŵ, v, true p_i (null when
+    unknown), counts and |ŵ − p|; MAE and r over sources with both an estimate and a true value."""
+    true = {s.name: s.true_reliability for s in truth}
+    rows, pairs = [], []
+    for s in est.sources:
+        p = true.get(s.name)
+        both = p is not None and s.estimated is not None
+        rows.append({"name": s.name, "estimated": s.estimated, "weight": s.weight, "true_reliability": p,
+                     "abs_error": round(abs(s.estimated - p), 6) if both else None,
+                     "answered": s.answered, "agreed": s.agreed, "idk": s.idk, "no_documents": s.no_documents})
+        if both:
+            pairs.append((s.estimated, p))
+    mae = round(sum(abs(a - b) for a, b in pairs) / len(pairs), 6) if pairs else None
+    r = pearson([a for a, _ in pairs], [b for _, b in pairs])
+    return {"sources": rows, "mae": mae, "pearson_r": None if r is None else round(r, 6),
+            "iterations": est.iterations}
+
+
+__all__ = ["Verdict", "AnswerKind", "predicted", "counted_wrong", "strict_em", "accuracy", "precision_recall_f1",
+           "answer_kind", "verdict", "evaluation", "doc_kind", "pearson", "reliability_vs_truth", "exact_match"]
