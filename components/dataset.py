@@ -93,9 +93,9 @@ def hits_frame(hits: list[Hit], question: Question, docs_by_id: dict, show_truth
     own = {d.id for d in question.documents}
     rows = []
     for h in hits:
-        row = {"rank": h.rank, "score": round(h.score, 3), "document": h.doc_id, "source": h.source,
-               "own document": h.doc_id in own, "text": h.text[:300]}
-        if show_truth:
+        row = {"rank": h.rank, "score": round(h.score, 3), "document": h.doc_id}
+        if show_truth:  # before the long text, where the eye is
             row["type"] = doc_kind(docs_by_id[h.doc_id]) if h.doc_id in docs_by_id else "unlabelled"
+        row |= {"source": h.source, "own document": h.doc_id in own, "text": h.text[:300]}
         rows.append(row)
     return pd.DataFrame(rows)

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from backend.report.compare import tokens
 from backend.report.palette import VERDICT_COLORS
+from backend.report.text import duration, plural
 from backend.schema import MethodResult, Question
 from backend.scoring import verdict
 
@@ -35,7 +36,11 @@ def render_column(parent, name: str, result: MethodResult | None, question: Ques
         v = verdict(result, question)
         if v not in ("abstained", "error"):
             box.badge(v, color=VERDICT_COLORS[v])
-    box.caption(f"{len(result.calls)} calls · {tokens(result)} tokens · {result.wall_s:.2f} s")
+    box.caption(f"{plural(len(result.calls), 'call')} · {plural(tokens(result), 'token')} · "
+                f"{duration(result.wall_s)}")
+    if (prep := result.preparation) is not None:  # dataset-level work (RA-RAG's stage 1), not this question's
+        box.caption(f"+ {prep.label}, once per dataset and model: {plural(prep.calls, 'call')} · "
+                    f"{duration(prep.seconds)}")
     page = METHOD_PAGES.get(name)
     if page and (ROOT / page).is_file():
         box.page_link(page, label="details", icon=":material/arrow_forward:")

@@ -22,3 +22,16 @@ def test_support_matrix_and_figure():
     fig = view.support_figure(results, Q, show_truth=True)
     assert list(fig.data[0].y) == ["d1 · unlabelled", "d2 · unlabelled"]
     assert view.support_figure(results, Q, show_truth=False).data[0].y == ("d1", "d2")
+
+
+def test_results_frame_puts_truth_first_and_counts_preparation_apart():
+    from backend.schema import Preparation
+
+    prepared = r("a", ["Ann Lee", "Bob"]).model_copy(update={"preparation": Preparation(label="stage 1", calls=1112,
+                                                                                      seconds=34.2)})
+    frame = view.results_frame({"a": prepared, "b": r("b", ["Ann Lee"])}, Q, show_truth=True)
+    assert list(frame.columns)[:3] == ["method", "verdict", "strict EM (paper)"]
+    assert list(frame["dataset-level calls"]) == [1112, 0] and list(frame["calls"]) == [0, 0]
+    assert list(frame["verdict"]) == ["correct + extras", "correct"]
+    plain = view.results_frame({"b": r("b", ["Ann Lee"])}, Q, show_truth=False)
+    assert "verdict" not in plain.columns and "dataset-level calls" not in plain.columns

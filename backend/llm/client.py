@@ -165,7 +165,8 @@ def default_cache(cache_dir: str | Path | None = None) -> CallCache:
 
 class LLMClient:
     def __init__(self, config: LLMConfig | None = None, *, cache: CallCache | None = None,
-                 api_key: str | None = None, log: CallLog | None = None, method: str | None = None):
+                 api_key: str | None = None, log: CallLog | None = None, method: str | None = None,
+                 dataset: str | None = None, question_id: str | None = None):
         from backend.llm import providers
 
         providers.register()
@@ -176,6 +177,7 @@ class LLMClient:
             raise ValueError("a CallCache is needed unless cache_mode='off'")
         self.cache = cache
         self.method = method
+        self.dataset, self.question_id = dataset, question_id  # recorded on every call (the Model calls page)
         self._api_key = api_key
         self._log = log
         self._calls: list[LLMCall] = []
@@ -184,9 +186,11 @@ class LLMClient:
         self._thread_slots = threading.BoundedSemaphore(self.config.concurrency)
         self._loop_slots: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # loop -> Semaphore
 
-    def for_method(self, method: str) -> LLMClient:
-        """A client for one method run: same config, cache, key and session log; its own call list."""
-        return LLMClient(self.config, cache=self.cache, api_key=self._api_key, log=self._log, method=method)
+    def for_method(self, method: str, *, dataset: str | None = None, question_id: str | None = None) -> LLMClient:
+        """A client for one method run: same config, cache, key and session log; its own call list. Its calls
+        record the dataset and question they served (no question: dataset-level work such as RA-RAG's stage 1)."""
+        return LLMClient(self.config, cache=self.cache, api_key=self._api_key, log=self._log, method=method,
+                         dataset=dataset, question_id=question_id)
 
     @property
     def calls(self) -> list[LLMCall]:
@@ -283,7 +287,8 @@ class LLMClient:
 
     def _make_call(self, *, key, step, task, messages, parents, reply=None, error=None, start, started_at, hit,
                    attempts):
-        return LLMCall(id=self._new_id(step, key), step=step, task=task, method=self.method,
+        return LLMCall(id=self._new_id(step, key), step=step, task=task, method=self.method, dataset=self.dataset,
+                       question_id=self.question_id,
                        model=self.config.model, messages=messages,
                        response=reply.response if reply else None, error=error,
                        prompt_tokens=reply.prompt_tokens if reply else 0,

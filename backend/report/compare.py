@@ -12,7 +12,7 @@ import plotly.graph_objects as go
 from backend.answers import matches
 from backend.report.palette import KIND_COLORS, KIND_LABELS
 from backend.schema import MethodResult, Question
-from backend.scoring import doc_kind, verdict
+from backend.scoring import doc_kind, strict_em, verdict
 
 
 def tokens(result: MethodResult) -> int:
@@ -20,13 +20,22 @@ def tokens(result: MethodResult) -> int:
 
 
 def results_frame(results: dict[str, MethodResult], question: Question, show_truth: bool) -> pd.DataFrame:
+    """One row per method. The truth columns (verdict, the paper's strict EM) come right after the method, where
+    the eye is; a method's dataset-level preparation (RA-RAG's stage 1) is counted apart from the question's calls."""
     rows = []
+    prepared = any(r.preparation for r in results.values())
     for name, r in results.items():
-        row = {"method": name, "answers": "; ".join(r.answers) or "—", "abstained": r.abstained,
-               "calls": len(r.calls), "uncached": sum(not c.cache_hit for c in r.calls), "tokens": tokens(r),
-               "wall s": round(r.wall_s, 3), "error": r.error or ""}
+        row = {"method": name}
         if show_truth:
             row["verdict"] = verdict(r, question)
+            row["strict EM (paper)"] = strict_em(r.answers, question.gold_answers, question.wrong_answers)
+        row |= {"answers": "; ".join(r.answers) or "—", "abstained": r.abstained,
+                "calls": len(r.calls), "uncached": sum(not c.cache_hit for c in r.calls), "tokens": tokens(r),
+                "wall s": round(r.wall_s, 3)}
+        if prepared:
+            row["dataset-level calls"] = r.preparation.calls if r.preparation else 0
+            row["dataset-level s"] = round(r.preparation.seconds, 3) if r.preparation else 0.0
+        row["error"] = r.error or ""
         rows.append(row)
     return pd.DataFrame(rows)
 

@@ -84,3 +84,14 @@ def test_run_with_the_offline_model():
     calls = next(f.value for f in at.dataframe if "step" in f.value.columns)
     madam = calls[calls["method"] == "madam"]
     assert set(calls["method"]) == {"madam", "no_rag"} and len(madam) == 7
+
+
+def test_a_fresh_tab_shows_the_cached_debate_instead_of_press_run():
+    at = _debate()
+    at.button(key="debate.run").click().run()  # the replies are now in the on-disk cache
+    fresh = _debate()  # a new session (a shared link opened in a new tab): nothing run in it yet
+    assert not any("Press Run" in i.value for i in fresh.info)
+    assert list(_frame(fresh, "trajectory")["round 1"]) == ["3,559", "3,559", "unknown"]
+    other = _debate()
+    other.selectbox(key="app.question").set_value("ramdocs-0100").run()  # never debated: nothing cached
+    assert any("Press Run" in i.value for i in other.info)

@@ -38,3 +38,19 @@ def test_query_params_restore_the_view():
     at.multiselect(key="inspect.methods").set_value(["no_rag", "vanilla_rag"]).run()
     assert at.query_params["methods"] == ["no_rag,vanilla_rag"] or at.query_params["methods"] == "no_rag,vanilla_rag"
     assert at.query_params["question"] in ("ramdocs-0002", ["ramdocs-0002"])
+
+
+def test_stage1_is_reported_apart_from_the_questions_own_calls():
+    """On a multi-source dataset RA-RAG's stage 1 runs first (with its own progress bar) and its cost is shown
+    as dataset-level work under the column and in the table, not folded into the question's calls."""
+    at = AppTest.from_file(APP, default_timeout=300)
+    at.query_params.update({"dataset": "multisource", "question": "ms-0003", "methods": "ra_rag"})
+    at.run()
+    assert not at.exception, at.exception
+    captions = [c.value for c in at.caption]
+    stage1 = next(c for c in captions if c.startswith("+ RA-RAG stage 1"))
+    assert "once per dataset and model" in stage1 and "calls" in stage1
+    question_calls = next(c for c in captions if " · " in c and c.split(" ")[1] in ("call", "calls"))
+    frame = next(f.value for f in at.dataframe if "method" in f.value.columns)
+    row = frame.set_index("method").loc["ra_rag"]
+    assert row["dataset-level calls"] > 100 > row["calls"] and question_calls.startswith(f"{row['calls']} call")

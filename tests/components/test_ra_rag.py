@@ -35,7 +35,7 @@ def test_walk_and_votes(fig3):
     walk = view.walk_frame(trace)
     assert list(walk["step"]) == ["✔ selected"] * 3 + ["⤼ skipped (IDK)", "✔ selected", "∅ never queried"]
     summary = view.walk_summary(trace)
-    assert "asked 5 of 6 sources (5 model calls" in summary and "1 more call(s)" in summary
+    assert "asked 5 of 6 sources (5 model calls" in summary and "1 more call was made" in summary
     fig = view.votes_figure(trace)
     bars = {d.name: dict(zip(d.x, d.y)) for d in fig.data}
     assert set(bars) == {"MV → southern ocean", "WMV → atlantic ocean", "RA-RAG (κ-RRSS) → atlantic ocean"}
@@ -98,3 +98,26 @@ def test_question_panel_renders_alone(fig3):
     at = AppTest.from_function(_question_panel, args=(failed.model_dump_json(), False))
     at.run()
     assert at.error[0].value == "RA-RAG failed on this question:" and at.text[0].value == "model call failed: <b>x</b>"
+
+
+def test_weighting_that_cannot_separate_says_so(fig3):
+    _, trace = fig3
+    assert view.weighting_note(trace) is None  # Fig. 3's weights do separate the answers
+    zero = trace.model_copy(deep=True)
+    for s in zero.sources:
+        s.weight = 0.0
+    for v in zero.votes:
+        v.wmv = v.rrss = 0.0
+    assert "cannot separate" in view.weighting_note(zero)
+    names = [d.name for d in view.votes_figure(zero).data]
+    assert "WMV → no separation (weights cannot decide)" in names and "MV → southern ocean" in names
+    one = trace.model_copy(update={"sources": trace.sources[:1]})
+    assert view.weighting_note(one).startswith("One source")
+    assert view.weighting_note(trace.model_copy(update={"per_document": True})) is None
+
+
+def test_truth_columns_come_first_when_asked(fig3):
+    question, trace = fig3
+    frame = view.source_frame(trace, question, {}, show_truth=True, true_reliability={})
+    assert list(frame.columns)[:5] == ["rank", "source", "true p", "answer type (EM)", "document types"]
+    assert "true p" not in view.source_frame(trace, question, {}, show_truth=False).columns
