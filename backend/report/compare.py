@@ -10,6 +10,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from backend.answers import matches
+from backend.llm.failures import classify_failure
 from backend.report.palette import KIND_COLORS, KIND_LABELS
 from backend.schema import MethodResult, Question
 from backend.scoring import doc_kind, verdict
@@ -24,7 +25,7 @@ def results_frame(results: dict[str, MethodResult], question: Question, show_tru
     for name, r in results.items():
         row = {"method": name, "answers": "; ".join(r.answers) or "—", "abstained": r.abstained,
                "calls": len(r.calls), "uncached": sum(not c.cache_hit for c in r.calls), "tokens": tokens(r),
-               "wall s": round(r.wall_s, 3), "error": r.error or ""}
+               "wall s": round(r.wall_s, 3), "error": classify_failure(r.error).problem if r.error else ""}
         if show_truth:
             row["verdict"] = verdict(r, question)
         rows.append(row)
