@@ -10,6 +10,7 @@ from backend.report.palette import VERDICT_COLORS
 from backend.report.text import duration, plural
 from backend.schema import MethodResult, Question
 from backend.scoring import verdict
+from components.failures import column_text
 
 ROOT = Path(__file__).resolve().parents[1]
 #: each method's own page (added with the method); shown as a link under its column
@@ -27,7 +28,7 @@ def render_column(parent, name: str, result: MethodResult | None, question: Ques
         return
     if result.error:
         box.badge("error", color="red")
-        box.text(result.error)
+        box.text(column_text(result))  # the cause; what to do and the provider's text are above the columns
     elif result.abstained or not result.answers:
         box.badge("abstained", color="gray")
     for answer in result.answers:

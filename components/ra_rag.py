@@ -20,6 +20,7 @@ from backend.schema import (Dataset, Document, MethodResult, Question, RARAGTrac
                             Source)
 from backend.scoring import answer_kind, doc_kind, exact_match, reliability_vs_truth
 from components.documents import render_document
+from components.failures import render_failure
 
 WALK_LABELS = {"selected": "✔ selected", "skipped": "⤼ skipped (IDK)", "not_queried": "∅ never queried"}
 IDK_TEXT = "IDK"
@@ -206,8 +207,7 @@ def render_question(st, result: MethodResult, ds: Dataset, question: Question, s
     """One question's RA-RAG run: the answer per aggregation, per-source answers, documents, the κ-RRSS walk."""
     t = result.trace
     if result.error or t is None:
-        st.error("RA-RAG failed on this question:")
-        st.text(result.error or "no trace")
+        render_failure(st, "RA-RAG failed on this question:", result.error, missing="no trace")
         return
     st.subheader("Answer")
     cols = st.columns(len(t.answers))

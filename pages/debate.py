@@ -6,6 +6,7 @@ from backend.llm.offline import MODEL_NOTE
 from backend.report.text import plural
 from backend.methods.madam_released import TraceFileError, load_trace_file
 from components import madam as view
+from components.failures import render_failure
 from components.safe import md
 from components.session.navigation import ensure_navigation
 from components.session.runs import cached_result, replayed, run_methods
@@ -54,8 +55,7 @@ result = _from_run() if st.radio("Debate to show", [RUN, OPEN], key=key(PAGE, "s
 if result is None:
     st.stop()
 if result.error or result.trace is None or result.trace.kind != "madam":
-    st.error("MADAM-RAG failed on this question:")
-    st.text(result.error or "no debate trace")
+    render_failure(st, "MADAM-RAG failed on this question:", result.error, missing="no debate trace")
     st.stop()
 trace = result.trace
 show_truth = st.toggle("Show ground truth", key=key(PAGE, "show_truth"),

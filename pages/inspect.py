@@ -7,6 +7,7 @@ from backend.methods import ALL_METHODS, METHODS
 from backend.report.text import plural
 from backend.report import compare as view
 from backend.report import report_html
+from components.failures import render_failures
 from components.inspect import render_column
 from components.safe import md
 from components.session.navigation import ensure_navigation
@@ -54,6 +55,7 @@ if not results:
     st.info("Press Run. Answers are cached, so re-running a question costs no model calls.")
     st.stop()
 
+render_failures(st, results)  # once per cause, above the columns
 for column, (name, result) in zip(st.columns(len(results)), results.items()):
     render_column(column, name, result, question, show_truth)
 st.dataframe(view.results_frame(results, question, show_truth), hide_index=True)

@@ -7,6 +7,7 @@ from backend.llm.client import LLMError
 from backend.report.text import plural
 from backend.retrieval import RetrievalError
 from components import ra_rag as view
+from components.failures import render_failure
 from components.safe import md
 from components.session import progress, runs
 from components.session.navigation import ensure_navigation
@@ -54,8 +55,7 @@ def _stage1():
                             on_progress=progress.bar(bar, "Stage 1: per-source answers"),
                             on_index_progress=progress.bar(index_bar, "Embedding documents", unit="document"))
     except (LLMError, RetrievalError) as err:  # stage 1 runs outside the Runner's per-method error handling
-        st.error("Stage 1 (source reliability) failed:")
-        st.text(str(err))
+        render_failure(st, "Stage 1 (source reliability) failed:", err)
         return None
     finally:
         index_bar.empty()

@@ -10,7 +10,8 @@ The client
   bounded retries with exponential backoff and jitter (tenacity) on 429/5xx/timeouts/connection errors,
 * bounds concurrency (a semaphore per client; async and threads alike),
 * records every call, failed ones included, as an ``LLMCall``,
-* surfaces every failure as ``LLMError`` carrying the provider's message (API keys redacted).
+* surfaces every failure as ``LLMError`` carrying the provider's message (API keys redacted) and, when the
+  config names one, the endpoint (``[api_base URL]``; ``backend.llm.failures`` turns it into advice).
 
 API keys come from the environment (litellm reads them) or are passed in from Streamlit secrets; they
 are never part of a cache key, an ``LLMCall``, a trace or a log line.
@@ -28,6 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import litellm
 import tenacity
@@ -122,13 +124,26 @@ def _secrets(explicit: str | None) -> list[str]:
     return ([explicit] if explicit else []) + found
 
 
-def _redact(text: str, secret: str | None) -> str:
+def redact(text: str, secret: str | None = None) -> str:
     """The provider's message, without any key and without litellm's traceback and bug-report link."""
     for value in _secrets(secret):
         text = text.replace(value, "***")
     text = text.split("\nTraceback (most recent call last)")[0]
     text = text.split("\nThis looks like a bug in LiteLLM")[0].strip()
     return text if len(text) <= 800 else text[:800] + " …"
+
+
+def endpoint(api_base: str) -> str:
+    """``api_base`` as error messages name it: scheme, host, port and path; never a user, password or query."""
+    try:
+        parts = urlsplit(api_base)
+        host = f"[{parts.hostname}]" if ":" in (parts.hostname or "") else parts.hostname or ""
+        netloc = host + (f":{parts.port}" if host and parts.port else "")
+    except ValueError:
+        netloc = ""
+    if not netloc:
+        return api_base.split("?")[0].rpartition("@")[2]
+    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
 
 @dataclass
@@ -298,7 +313,9 @@ class LLMClient:
 
     def _fail(self, exc: BaseException, req: _Request) -> LLMError:
         kind = exc.kind if isinstance(exc, LLMError) else classify(exc)
-        message = _redact(exc.message if isinstance(exc, LLMError) else str(exc), self._api_key)
+        message = redact(exc.message if isinstance(exc, LLMError) else str(exc), self._api_key)
+        if self.config.api_base and kind not in ("replay_miss", "truth_leak"):
+            message += f" [api_base {endpoint(self.config.api_base)}]"  # so the failure names where it went
         call = self._record(self._make_call(error=f"{kind}: {message}", hit=False, attempts=req.attempts,
                                             **req.base))
         return LLMError(kind, message, self.config.model, call)

@@ -10,6 +10,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from backend.answers import matches
+from backend.llm.failures import classify_failure
 from backend.report.palette import KIND_COLORS, KIND_LABELS
 from backend.schema import MethodResult, Question
 from backend.scoring import doc_kind, strict_em, verdict
@@ -35,7 +36,7 @@ def results_frame(results: dict[str, MethodResult], question: Question, show_tru
         if prepared:
             row["dataset-level calls"] = r.preparation.calls if r.preparation else 0
             row["dataset-level s"] = round(r.preparation.seconds, 3) if r.preparation else 0.0
-        row["error"] = r.error or ""
+        row["error"] = classify_failure(r.error).problem if r.error else ""
         rows.append(row)
     return pd.DataFrame(rows)
 

@@ -6,6 +6,7 @@ import streamlit as st
 
 from backend.data import DatasetError, bundled_datasets
 from components.dataset import question_label
+from components.failures import render_failure
 from components.safe import md
 from components.session import resources
 from components.session.state import DEFAULT_MODEL, SELECTION_KEY, ModelChoice, Selection, init_page_state, key
@@ -112,8 +113,11 @@ def _test_connection(choice: ModelChoice) -> None:
     with st.spinner(f"Calling {md(choice.model)}…"):  # spinner text is Markdown
         ok, message, seconds = LLMClient(LLMConfig(model=choice.model, api_base=choice.api_base,
                                                    cache_mode="off", timeout_s=20)).test_connection()
-    (st.success if ok else st.error)(f"{'Connected' if ok else 'Failed'} in {seconds:.1f} s", icon="✅" if ok else "⚠️")
-    st.text(message)
+    if ok:
+        st.success(f"Connected in {seconds:.1f} s", icon="✅")
+        st.text(message)
+    else:  # the same short message, with what to do, as the pages give
+        render_failure(st, f"Failed in {seconds:.1f} s", message, model=choice.model)
 
 
 def render() -> Selection | None:

@@ -83,3 +83,18 @@ def test_test_connection_with_offline_model():
     assert not at.exception, at.exception
     assert at.success and "Connected" in at.success[0].value
     assert "ready" in " ".join(t.value for t in at.text)
+
+
+def test_test_connection_failure_is_the_short_message(monkeypatch):
+    secret = "sk-sidebar-FAKE-0123456789abcdef"
+    monkeypatch.setenv("OPENAI_API_KEY", secret)  # set, but the provider is unknown: the key must not show
+    at = AppTest.from_file(APP, default_timeout=180).run()
+    at.text_input(key="app.model").set_value("nosuchprovider/x").run()
+    at.button(key="app.test_connection").click().run()
+    assert not at.exception, at.exception
+    assert len(at.error) == 1 and at.error[0].value.startswith("Failed in ") and not at.success
+    texts = [t.value for t in at.text]
+    assert "litellm does not know the provider 'nosuchprovider': check the model name (provider/model)" in texts
+    (details,) = [x for x in at.expander if x.label == "Provider message"]
+    assert "LLM Provider NOT provided" in details.text[0].value
+    assert not any(secret in s for s in texts + [e.value for e in at.error])
