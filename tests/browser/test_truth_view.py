@@ -1,12 +1,9 @@
 """Truth where the eye is, in a real Chromium at 1,400 px: the Inspect page's truth columns come first and its
 heat maps keep their row labels inside the page; the HTML report's heat-map labels are inside the viewport too."""
 
-import subprocess
-import sys
-
 import pytest
 
-from tests.conftest import ROOT
+from tests.browser.conftest import write_report
 
 pytestmark = pytest.mark.browser
 WIDTH, HEIGHT = 1400, 1000
@@ -55,11 +52,7 @@ def test_inspect_truth_columns_and_heatmap_labels_are_in_view(app_url, browser):
 
 
 def test_html_report_heatmap_labels_are_in_view(browser, tmp_path):
-    out = tmp_path / "report.html"
-    proc = subprocess.run([sys.executable, "-m", "backend", "inspect", "--dataset", "sample_data/ramdocs_dev",
-                           "--question", "@7", "--methods", "all", "--html", str(out), "--cache-dir", str(tmp_path)],
-                          capture_output=True, text=True, cwd=ROOT)
-    assert proc.returncode == 0, proc.stderr
+    out = write_report(tmp_path, "@7")
     context = browser.new_context(offline=True, viewport={"width": WIDTH, "height": HEIGHT})
     page = context.new_page()
     page.goto(out.as_uri())
