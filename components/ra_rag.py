@@ -14,6 +14,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from backend.report.layout import AXIS_TITLE_PX, count_axis, every_category, legend_above, no_data
 from backend.report.palette import KIND_COLORS, KIND_LABELS, VARIANT_COLORS, VARIANT_LABELS
 from backend.report.text import plural
 from backend.schema import (Dataset, Document, MethodResult, Question, RARAGTrace, RASourceAnswer, ReliabilityEstimate,
@@ -116,29 +117,37 @@ def weighting_note(trace: RARAGTrace) -> str | None:
     return None
 
 
+VOTES_TITLE = "Votes per answer: MV vs WMV vs RA-RAG (κ-RRSS)"
+
+
 def votes_figure(trace: RARAGTrace) -> go.Figure:
     """Grouped bars: each answer cluster's score under MV (count), WMV and κ-RRSS (Σ v)."""
     fig = go.Figure()
     # answers are model output and plotly reads a little HTML in labels: escape them
     answers = [html.escape(v.answer) for v in trace.votes]
+    top = 0.0
     for variant in ("mv", "wmv", "rrss", "oracle_wmv"):
         values = [getattr(v, variant) for v in trace.votes]
         if not answers or all(x is None for x in values):
             continue
         winner = trace.answers.get(variant)
+        top = max([top] + [x for x in values if x is not None])
         picked = html.escape(winner) if winner else IDK_TEXT
         if variant in WEIGHTED and weighting_note(trace):
             picked = "no separation (weights cannot decide)"
         fig.add_bar(name=f"{VARIANT_LABELS[variant]} → {picked}", x=answers,
                     y=[x or 0.0 for x in values], marker_color=VARIANT_COLORS[variant],
                     text=[f"{x:.2f}" if x is not None else "" for x in values], textposition="outside")
-    fig.update_layout(barmode="group", title="Votes per answer: MV vs WMV vs RA-RAG (κ-RRSS)",
-                      xaxis_title="answer cluster (normalised filtered answers)",
-                      yaxis_title="score (MV: votes; WMV, κ-RRSS: sum of weights v)", legend_title="aggregation → winner",
-                      height=380, margin=dict(t=50, b=40, l=40, r=10))
-    fig.update_xaxes(type="category")  # answers like "1911" are names, not positions on a number line
+    if not fig.data:
+        return no_data(VOTES_TITLE, "no source gave an answer (all IDK or never asked), so nothing was voted on")
+    fig.update_layout(barmode="group", title=VOTES_TITLE, legend_title="aggregation → winner", height=400,
+                      margin=dict(b=AXIS_TITLE_PX + 30, l=AXIS_TITLE_PX + 30, r=10))
+    # "1911" is an answer, not a position on a number line: categories, each one labelled
+    fig.update_xaxes(title="answer cluster (normalised filtered answers)", **every_category(answers))
+    fig.update_yaxes(title="score (MV: votes; WMV, κ-RRSS: Σ weights v)", automargin=True,
+                     range=[0, 1.15 * (top or 1)])  # headroom for the value printed above the tallest bar
     fig.add_hline(y=0, line_color="#616161", line_width=1)
-    return fig
+    return legend_above(fig)
 
 
 def reliability_report(est: ReliabilityEstimate, sources: list[Source], show_truth: bool) -> dict:
@@ -157,7 +166,13 @@ def reliability_frame(report: dict, show_truth: bool) -> pd.DataFrame:
 def reliability_figure(report: dict, show_truth: bool) -> go.Figure:
     """Estimated vs true reliability with the y = x line (truth overlay), else estimated ŵ per source."""
     rows = [s for s in report["sources"] if s["estimated"] is not None]
+    if not rows:
+        return no_data("Estimated source reliability", "no source answered a calibration question, so none has "
+                       "an estimate")
     fig = go.Figure()
+    fig.update_layout(height=420, margin=dict(b=AXIS_TITLE_PX + 30, l=AXIS_TITLE_PX + 30, r=10))
+    fig.update_yaxes(range=[-0.02, 1.05], automargin=True)
+    fig.update_xaxes(automargin=True)
     if show_truth and any(s["true_reliability"] is not None for s in rows):
         known = [s for s in rows if s["true_reliability"] is not None]
         fig.add_scatter(x=[0, 1], y=[0, 1], mode="lines", name="y = x (perfect estimate)",
@@ -169,32 +184,38 @@ def reliability_figure(report: dict, show_truth: bool) -> go.Figure:
         fig.update_layout(title=f"Estimated vs true source reliability (MAE {_fmt(mae)}, Pearson r {_fmt(r)})",
                           xaxis_title="true reliability p (ground truth)", yaxis_title="estimated reliability ŵ")
         fig.update_xaxes(range=[-0.02, 1.02])
-    else:
-        fig.add_bar(x=[html.escape(s["name"]) for s in rows], y=[s["estimated"] for s in rows],
-                    marker_color=KIND_COLORS["external"], name="ŵ")
-        fig.update_layout(title="Estimated source reliability ŵ (turn on ground truth to compare with the truth)",
-                          xaxis_title="source", yaxis_title="estimated reliability ŵ", xaxis_type="category")
-    fig.update_yaxes(range=[-0.02, 1.05])
-    fig.update_layout(height=400, margin=dict(t=50, b=40, l=40, r=10))
+        return legend_above(fig)
+    names = [html.escape(s["name"]) for s in rows]
+    fig.add_bar(x=names, y=[s["estimated"] for s in rows], marker_color=KIND_COLORS["external"], name="ŵ",
+                showlegend=False)
+    fig.update_layout(title="Estimated source reliability ŵ (turn on ground truth to compare with the truth)",
+                      xaxis_title="source", yaxis_title="estimated reliability ŵ")
+    fig.update_xaxes(**every_category(names))
     return fig
 
 
 def convergence_figure(est: ReliabilityEstimate) -> go.Figure:
     """ŵ per source after each stage-1 iteration, and how many pseudo-labels changed (right axis)."""
+    title = "Stage 1 convergence"
+    if not est.history:
+        return no_data(title, "stage 1 recorded no iterations")
     fig = make_subplots(specs=[[{"secondary_y": True}]])
     its = [h.iteration for h in est.history]
-    fig.add_bar(x=its, y=[h.changed for h in est.history], name="pseudo-labels changed",
-                marker_color=KIND_COLORS["noise"], opacity=0.35, secondary_y=True)
+    changed = [h.changed for h in est.history]
+    fig.add_bar(x=its, y=changed, name="pseudo-labels changed", marker_color=KIND_COLORS["noise"], opacity=0.35,
+                secondary_y=True)
     for i, s in enumerate(est.sources):
         fig.add_scatter(x=its, y=[h.estimated[i] for h in est.history], mode="lines+markers", name=html.escape(s.name),
                         secondary_y=False)
     state = "converged" if est.converged else "stopped at a cycle" if est.cycle else "hit the iteration limit"
-    fig.update_layout(title=f"Stage 1 convergence: {plural(est.iterations, 'iteration')} ({state})", height=380,
-                      legend_title="source", margin=dict(t=50, b=40, l=40, r=10))
-    fig.update_xaxes(title_text="iteration", dtick=1)
-    fig.update_yaxes(title_text="estimated reliability ŵ", secondary_y=False)
-    fig.update_yaxes(title_text="pseudo-labels changed (questions)", secondary_y=True)
-    return fig
+    fig.update_layout(title=f"{title}: {plural(est.iterations, 'iteration')} ({state})", height=420, legend_title="source",
+                      margin=dict(b=AXIS_TITLE_PX + 20, l=AXIS_TITLE_PX + 30, r=AXIS_TITLE_PX + 30))
+    fig.update_xaxes(title_text="iteration", automargin=True, **count_axis(max(its), from_zero=False))
+    fig.update_yaxes(title_text="estimated reliability ŵ", automargin=True, secondary_y=False)
+    # the right axis counts questions: whole-number ticks of its own, no second grid over the first
+    fig.update_yaxes(title_text="pseudo-labels changed (questions)", automargin=True, showgrid=False,
+                     secondary_y=True, **count_axis(max(changed)))
+    return legend_above(fig)
 
 
 def _fmt(x: float | None) -> str:
