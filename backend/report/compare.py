@@ -86,8 +86,9 @@ def support_figure(results: dict[str, MethodResult], question: Question, show_tr
     kinds = {d.id: doc_kind(d) for d in question.documents}
     # plotly reads a little HTML in labels: escape ids that come from the dataset
     labels = [html.escape(f"{d} · {KIND_LABELS[kinds[d]]}" if show_truth else d) for d in m.index]
+    # "not used" is light grey, not white: an empty cell must still show against the page
     fig = go.Figure(go.Heatmap(z=m.values, x=list(m.columns), y=labels, zmin=0, zmax=1, showscale=False,
-                               colorscale=[[0, "#ffffff"], [1, KIND_COLORS["external"]]], xgap=2, ygap=2,
+                               colorscale=[[0, "#eceff1"], [1, KIND_COLORS["external"]]], xgap=2, ygap=2,
                                hovertemplate="%{y}<br>%{x}: %{z}<extra></extra>"))
     fig.update_layout(title=SUPPORT_TITLE, xaxis_title="method",
                       yaxis_title="document" + (" · true type" if show_truth else ""))
