@@ -40,7 +40,7 @@ def render_column(parent, name: str, result: MethodResult | None, question: Ques
     box.caption(f"{plural(len(result.calls), 'call')} · {plural(tokens(result), 'token')} · "
                 f"{duration(result.wall_s)}")
     if (prep := result.preparation) is not None:  # dataset-level work (RA-RAG's stage 1), not this question's
-        box.caption(f"+ {prep.label}, once per dataset and model: {plural(prep.calls, 'call')} · "
+        box.caption(f"Dataset-level, once per dataset and model: {prep.label}, {plural(prep.calls, 'call')} · "
                     f"{duration(prep.seconds)}")
     page = METHOD_PAGES.get(name)
     if page and (ROOT / page).is_file():

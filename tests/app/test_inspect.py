@@ -51,8 +51,8 @@ def test_stage1_is_reported_apart_from_the_questions_own_calls():
     at.run()
     assert not at.exception, at.exception
     captions = [c.value for c in at.caption]
-    stage1 = next(c for c in captions if c.startswith("+ RA-RAG stage 1"))
-    assert "once per dataset and model" in stage1 and "calls" in stage1
+    stage1 = next(c for c in captions if c.startswith("Dataset-level"))
+    assert "once per dataset and model: RA-RAG stage 1" in stage1 and "calls" in stage1
     question_calls = next(c for c in captions if " · " in c and c.split(" ")[1] in ("call", "calls"))
     frame = next(f.value for f in at.dataframe if "method" in f.value.columns)
     row = frame.set_index("method").loc["ra_rag"]
