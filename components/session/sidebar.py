@@ -43,7 +43,7 @@ def _show_notices(current: dict[str, str]) -> None:
     notices = st.session_state.get(NOTICES_KEY, {})
     for what, (text, shown) in list(notices.items()):
         if current.get(what) == shown:
-            st.sidebar.warning(text)
+            st.warning(text)  # above the page, not at the foot of the sidebar: the link brought the user here
         else:
             del notices[what]  # the user moved on
 

@@ -105,17 +105,17 @@ def test_a_link_to_an_unknown_dataset_or_question_says_so():
     at.query_params["dataset"] = "no_such_dataset"
     at.run()
     assert not at.exception, at.exception
-    warnings = [w.value for w in at.sidebar.warning]
+    warnings = [w.value for w in at.warning]
     assert len(warnings) == 1 and "no\\_such\\_dataset" in warnings[0] and "ramdocs\\_dev" in warnings[0]
     at.run()  # still said on the next rerun (the offline model's auto-run reruns the page)
-    assert len(at.sidebar.warning) == 1
+    assert len(at.warning) == 1
     at = _app()
     at.query_params.update({"dataset": "multisource", "question": "ms-9999"})
     at.run()
-    warnings = [w.value for w in at.sidebar.warning]
+    warnings = [w.value for w in at.warning]
     assert len(warnings) == 1 and "ms\\-9999" in warnings[0] and "multisource" in warnings[0]
     at.selectbox(key="app.question").set_value("ms-0002").run()
-    assert not at.sidebar.warning  # the user moved on
+    assert not at.warning  # the user moved on
     assert at.query_params["question"] == ["ms-0002"] or at.query_params["question"] == "ms-0002"
 
 
@@ -127,7 +127,7 @@ def test_a_known_link_raises_no_notice_and_own_files_go_into_the_url(tmp_path):
     at = _app()
     at.query_params.update({"dataset": "scenarios", "question": "sc-0002"})
     at.run()
-    assert not at.exception and not at.sidebar.warning
+    assert not at.exception and not at.warning
     path = tmp_path / "mine.jsonl"
     shutil.copy(SAMPLE_DATA / "ramdocs_dev" / "questions.jsonl", path)
     at.selectbox(key="app.dataset").set_value("Your own file…").run()
@@ -139,5 +139,5 @@ def test_a_known_link_raises_no_notice_and_own_files_go_into_the_url(tmp_path):
     again = _app()
     again.query_params.update({"dataset": f"file:{path}", "question": "ramdocs-0003"})
     again.run()
-    assert not again.exception and not again.sidebar.warning
+    assert not again.exception and not again.warning
     assert again.selectbox(key="app.question").value == "ramdocs-0003"
