@@ -1,12 +1,18 @@
 """ConflictLens: Streamlit entry point. Page wiring and the shared sidebar only."""
 
 import backend  # noqa: F401, I001  (offline environment before any heavy import)
+from pathlib import Path
+
 import streamlit as st
 
 from components.session import sidebar
 from components.session.state import keep_widget_state
 
-st.set_page_config(page_title="ConflictLens", page_icon=":material/search:", layout="wide")
+# The page icon is a file in the repo, served by this server (/media/...). A ":material/...:" page icon makes the
+# browser fetch its SVG from fonts.gstatic.com (the frontend builds that URL for favicons, unlike st.Page icons,
+# which use the font bundled with Streamlit), so offline the tab had no icon and every page load went to Google.
+ICON = Path(__file__).resolve().parent / "components" / "assets" / "icon.png"  # a 64×64 magnifier drawn with Pillow
+st.set_page_config(page_title="ConflictLens", page_icon=ICON, layout="wide")
 
 # Grouped as the user thinks: one question, each method's reasoning, the data and the model calls behind them.
 # A page file's name is its URL path: a fresh server's first request to a deep link resolves pages by file name

@@ -25,9 +25,12 @@ def _cmd_validate(args: argparse.Namespace) -> int:
         return 2
     for note in ds.notes:
         print(f"note: {note}", file=sys.stderr)
+    from backend.report.text import plural
+
     n_docs = sum(len(q.documents) for q in ds.questions)
-    print(f"{args.dataset}: ok ({ds.format} format): {len(ds.questions)} questions, {n_docs} documents, "
-          f"{len(ds.source_names())} named sources")
+    print(f"{args.dataset}: ok ({ds.format} format): {plural(len(ds.questions), 'question')}, "
+          f"{plural(n_docs, 'document')}, "
+          f"{plural(len(ds.source_names()), 'named source')}")
     return 0
 
 

@@ -1,17 +1,20 @@
 """The on-disk store of methods' dataset-level artefacts (``Method.prepare``): one JSON file per key.
 
-``<cache dir>/<method.prepared_folder>/<dataset slug>-<key prefix>.json``. Writes are atomic (a killed run never
-leaves half a file); a missing, unreadable or outdated file is a miss, and the artefact is recomputed.
+``<cache dir>/<method.prepared_folder>/<dataset slug>-<key prefix>.json`` holds ``{"preparation": {...},
+"artefact": {...}}``: the artefact and what computing it cost. Writes are atomic (a killed run never leaves half
+a file); a missing, unreadable or outdated file is a miss, and the artefact is recomputed.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from backend.paths import default_cache_dir
+from backend.schema import Preparation
 
 
 def path(folder: str, dataset: str, key: str, cache_dir: str | Path | None = None) -> Path:
@@ -20,19 +23,23 @@ def path(folder: str, dataset: str, key: str, cache_dir: str | Path | None = Non
 
 
 def load(model: type[BaseModel], folder: str, dataset: str, key: str,
-         cache_dir: str | Path | None = None) -> BaseModel | None:
+         cache_dir: str | Path | None = None) -> tuple[BaseModel, Preparation] | None:
     try:
-        artefact = model.model_validate_json(path(folder, dataset, key, cache_dir).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = json.loads(path(folder, dataset, key, cache_dir).read_text(encoding="utf-8"))
+        artefact, preparation = model.model_validate(data["artefact"]), Preparation.model_validate(data["preparation"])
+    except (OSError, ValueError, KeyError, TypeError, ValidationError):
         return None
     # an artefact that records its key must carry this one (a prefix collision or a hand-edited file)
-    return None if getattr(artefact, "key", key) != key else artefact
+    return None if getattr(artefact, "key", key) != key else (artefact, preparation)
 
 
-def save(artefact: BaseModel, folder: str, dataset: str, key: str, cache_dir: str | Path | None = None) -> Path:
+def save(artefact: BaseModel, preparation: Preparation, folder: str, dataset: str, key: str,
+         cache_dir: str | Path | None = None) -> Path:
     target = path(folder, dataset, key, cache_dir)
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_suffix(".tmp")
-    tmp.write_text(artefact.model_dump_json(indent=1), encoding="utf-8")
+    tmp.write_text(json.dumps({"preparation": preparation.model_dump(mode="json"),
+                               "artefact": artefact.model_dump(mode="json")}, indent=1, ensure_ascii=False),
+                   encoding="utf-8")
     tmp.replace(target)
     return target

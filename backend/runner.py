@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import queue
 import threading
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,7 +27,7 @@ from backend.llm.cache import CallCache
 from backend.llm.client import CallLog, LLMClient, LLMConfig
 from backend.methods import METHODS
 from backend.methods.base import Method, Progress, RunContext, run_sync
-from backend.schema import Dataset, EvidenceMode, MethodResult, Question, strip_truth
+from backend.schema import Dataset, EvidenceMode, MethodResult, Preparation, Question, strip_truth
 
 ResultCallback = Callable[[MethodResult], None]
 
@@ -44,7 +45,7 @@ class Runner:
     method_params: dict[str, dict[str, Any]] = field(default_factory=dict)
     _retriever: Any = None
     _stripped: Dataset | None = None
-    _prepared: dict[tuple[str, str], BaseModel] = field(default_factory=dict)
+    _prepared: dict[tuple[str, str], tuple[BaseModel, Preparation]] = field(default_factory=dict)
     _inflight: dict[tuple[int, str, str], asyncio.Task] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -67,9 +68,9 @@ class Runner:
     def method(self, name: str) -> Method:
         return METHODS[name](**self.method_params.get(name, {}))
 
-    def context(self, name: str, prepared: BaseModel | None = None) -> RunContext:
+    def context(self, name: str, prepared: BaseModel | None = None, question_id: str | None = None) -> RunContext:
         needs_index = self.evidence_mode == "retrieve"
-        return RunContext(client=self._client.for_method(name),
+        return RunContext(client=self._client.for_method(name, dataset=self.stripped.name, question_id=question_id),
                           retriever=self.retriever() if needs_index else None,
                           evidence_mode=self.evidence_mode, top_k=self.top_k,
                           sources=self.stripped.source_names(), prepared=prepared)
@@ -85,6 +86,15 @@ class Runner:
 
     def prepared(self, name: str) -> BaseModel | None:
         """``name``'s artefact if already computed (by this runner or in the on-disk cache); never computes."""
+        found = self._lookup(name)
+        return found[0] if found else None
+
+    def preparation(self, name: str) -> Preparation | None:
+        """What ``name``'s artefact cost when it was computed (None: not computed yet, or nothing to prepare)."""
+        found = self._lookup(name)
+        return found[1] if found else None
+
+    def _lookup(self, name: str) -> tuple[BaseModel, Preparation] | None:
         method, key = self.method(name), self.prepare_key(name)
         if key is None:
             return None
@@ -113,10 +123,14 @@ class Runner:
                 self._inflight.pop(flight, None)
 
     async def _compute(self, name: str, key: str, on_progress: Progress | None) -> BaseModel:
-        method = self.method(name)
-        artefact = await method.prepare(self.stripped, self.context(name), on_progress)
-        store.save(artefact, method.prepared_folder or name, self.stripped.name, key)
-        self._prepared[(name, key)] = artefact
+        method, ctx, start = self.method(name), self.context(name), time.perf_counter()
+        artefact = await method.prepare(self.stripped, ctx, on_progress)
+        calls = ctx.client.calls
+        preparation = Preparation(label=method.prepare_label, calls=len(calls),
+                                  cache_hits=sum(c.cache_hit for c in calls),
+                                  seconds=round(time.perf_counter() - start, 3), computed_at=time.time())
+        store.save(artefact, preparation, method.prepared_folder or name, self.stripped.name, key)
+        self._prepared[(name, key)] = (artefact, preparation)
         return artefact
 
     def prepare(self, name: str, on_progress: Progress | None = None, refresh: bool = False) -> BaseModel | None:
@@ -142,13 +156,17 @@ class Runner:
         return {r.method: r for r in results}
 
     async def _run_one(self, name: str, q: Question) -> MethodResult:
-        method = self.method(name)
+        method, started = self.method(name), time.time()
         try:
             artefact = await self.aprepare(name)
         except Exception as err:  # noqa: BLE001 - reported as this method's error; the others still run
             return MethodResult(method=name, question_id=q.id, params=method.params(),
                                 error=f"{method.prepare_label} failed: {err}")
-        return await method.arun(q, self.context(name, artefact))
+        result = await method.arun(q, self.context(name, artefact, question_id=q.id))
+        if artefact is not None and (preparation := self.preparation(name)) is not None:
+            reused = preparation.computed_at < started  # computed by an earlier run: this one paid nothing
+            result.preparation = preparation.model_copy(update={"reused": reused})
+        return result
 
     def run(self, question: Question, methods: list[str], on_result: ResultCallback | None = None,
             sequential: bool = False) -> dict[str, MethodResult]:

@@ -27,9 +27,11 @@ answer. (Under ``exact_match``, RA-RAG's EM taxonomy, only a wrong answer identi
 bundled datasets have none. Every other listed wrong answer counts, wherever it appears among the predicted
 answers.
 
-``verdict`` turns a method's result into the label the dashboard shows: ``correct`` (strict EM), ``partly
-correct`` (accuracy but not strict EM: a gold answer among others, or one of several missing), ``wrong``,
-``abstained``, ``error``, or ``no gold answers``.
+``verdict`` turns a method's result into the label the dashboard shows: ``correct`` (strict EM and nothing
+else: every predicted answer is a gold answer), ``correct + extras`` (strict EM, but with extra answers that are
+neither gold nor listed as wrong, e.g. "hockey; football" for the gold "Football": the paper's strict EM counts it
+correct, and the verdict says what else was said), ``partly correct`` (accuracy but not strict EM: a gold answer
+among others, or one of several missing), ``wrong``, ``abstained``, ``error``, or ``no gold answers``.
 """
 
 from __future__ import annotations
@@ -42,7 +44,8 @@ from backend.answers import contains_match, exact_match, matches_any, normalize
 from backend.llm.formats import is_idk
 from backend.schema import Document, MethodResult, Question, ReliabilityEstimate, Source
 
-Verdict = Literal["correct", "partly correct", "wrong", "abstained", "error", "no gold answers"]
+Verdict = Literal["correct", "correct + extras", "partly correct", "wrong", "abstained", "error",
+                  "no gold answers"]
 AnswerKind = Literal["gold", "wrong", "other", "unknown"]
 
 
@@ -86,6 +89,11 @@ def precision_recall_f1(answers: list[str], gold: list[str]) -> tuple[float, flo
     return p, r, (2 * p * r / (p + r) if p + r else 0.0)
 
 
+def extra_answers(answers: list[str], gold: list[str]) -> list[str]:
+    """Predicted answers that match no gold answer (``contains_match``)."""
+    return [a for a in predicted(answers) if not any(contains_match(a, g) for g in gold)]
+
+
 def answer_kind(answer: str | None, question: Question, match: Callable[[str, str], bool] = contains_match
                 ) -> AnswerKind:
     """One answer against the question's lists: gold, wrong (a counted wrong answer), other, or unknown.
@@ -108,7 +116,7 @@ def verdict(result: MethodResult, question: Question) -> Verdict:
     if not question.gold_answers:
         return "no gold answers"
     if strict_em(result.answers, question.gold_answers, question.wrong_answers):
-        return "correct"
+        return "correct + extras" if extra_answers(result.answers, question.gold_answers) else "correct"
     return "partly correct" if accuracy(result.answers, question.gold_answers) else "wrong"
 
 
@@ -160,4 +168,5 @@ def reliability_vs_truth(est: ReliabilityEstimate, truth: list[Source]) -> dict[
 
 
 __all__ = ["Verdict", "AnswerKind", "predicted", "counted_wrong", "strict_em", "accuracy", "precision_recall_f1",
-           "answer_kind", "verdict", "evaluation", "doc_kind", "pearson", "reliability_vs_truth", "exact_match"]
+           "extra_answers", "answer_kind", "verdict", "evaluation", "doc_kind", "pearson", "reliability_vs_truth",
+           "exact_match"]

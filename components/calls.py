@@ -6,12 +6,20 @@ import pandas as pd
 
 from backend.schema import LLMCall
 
-COLUMNS = ["id", "method", "step", "task", "model", "cache hit", "attempts", "prompt tokens",
+COLUMNS = ["id", "dataset", "question", "method", "step", "task", "model", "cache hit", "attempts", "prompt tokens",
            "completion tokens", "latency s", "error"]
+#: how the question column reads for a method's dataset-level work (RA-RAG's stage 1)
+DATASET_LEVEL = "(dataset-level)"
+
+
+def for_question(calls: list[LLMCall], dataset: str, question_id: str) -> list[LLMCall]:
+    """The calls that served one question of one dataset (its methods' own calls, not dataset-level work)."""
+    return [c for c in calls if c.dataset == dataset and c.question_id == question_id]
 
 
 def calls_frame(calls: list[LLMCall], methods: list[str] | None = None, steps: list[str] | None = None) -> pd.DataFrame:
-    rows = [{"id": c.id, "method": c.method or "—", "step": c.step, "task": c.task, "model": c.model,
+    rows = [{"id": c.id, "dataset": c.dataset or "—", "question": c.question_id or DATASET_LEVEL,
+             "method": c.method or "—", "step": c.step, "task": c.task, "model": c.model,
              "cache hit": c.cache_hit, "attempts": c.attempts, "prompt tokens": c.prompt_tokens,
              "completion tokens": c.completion_tokens, "latency s": round(c.latency_s, 4), "error": c.error or ""}
             for c in calls

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 import plotly.graph_objects as go
 
+from backend.report.layout import AXIS_TITLE_PX, count_axis, every_category, label_px, legend_above, no_data
 from backend.report.palette import KIND_COLORS, KIND_LABELS, KIND_ORDER
 from backend.schema import Dataset, Document, Question
 from backend.scoring import doc_kind
@@ -65,26 +66,37 @@ def type_counts(ds: Dataset, show_truth: bool = True) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["group", "type", "documents"])
 
 
+#: Up to this many groups every one is labelled on the x axis; beyond it plotly labels a readable subset.
+LABELLED_GROUPS = 40
+
+
 def docs_per_type_figure(ds: Dataset, show_truth: bool = True) -> go.Figure:
     """Stacked bars of documents per type, per source (or per question for source-less datasets)."""
     frame = type_counts(ds, show_truth)
     by_source = ds.multi_source
+    axis = "source" if by_source else "question (each document is its own source)"
+    what = "Documents per type" if show_truth else "Documents (types hidden: turn on ground truth)"
+    title = f"{what} per {axis.split(' ')[0]}"
+    if frame.empty:
+        return no_data(title, "the dataset has no documents")
     groups = ds.source_names() if by_source else [q.id for q in ds.questions]
+    # source names / question ids are data and plotly reads a little HTML in labels: escape them
+    labels = [html.escape(g) for g in groups]
     fig = go.Figure()
     for kind in KIND_ORDER:
         part = frame[frame["type"] == kind].set_index("group")["documents"]
         if part.empty:
             continue
-        # source names / question ids are data and plotly reads a little HTML in labels: escape them
-        fig.add_bar(name=KIND_LABELS[kind], x=[html.escape(g) for g in groups], y=[int(part.get(g, 0)) for g in groups],
+        fig.add_bar(name=KIND_LABELS[kind], x=labels, y=[int(part.get(g, 0)) for g in groups],
                     marker_color=KIND_COLORS[kind])
-    axis = "source" if by_source else "question (each document is its own source)"
-    what = "Documents per type" if show_truth else "Documents (types hidden: turn on ground truth)"
-    fig.update_layout(barmode="stack", title=f"{what} per {axis.split(' ')[0]}",
-                      xaxis_title=axis, yaxis_title="documents (count)", legend_title="document type",
-                      height=360, margin=dict(t=50, b=40, l=40, r=10))
-    fig.update_xaxes(type="category")  # ids like "1911" are names, not positions on a number line
-    return fig
+    fig.update_layout(barmode="stack", title=title, legend_title="document type", height=380 + label_px(labels) // 2,
+                      margin=dict(b=AXIS_TITLE_PX + 20, l=AXIS_TITLE_PX + 30, r=10))
+    # ids like "1911" are names, not positions on a number line
+    x = every_category(labels) if len(labels) <= LABELLED_GROUPS else dict(type="category", automargin=True)
+    fig.update_xaxes(title=axis, **x)
+    fig.update_yaxes(title="documents (count)", automargin=True,
+                     **count_axis(frame.groupby("group")["documents"].sum().max()))
+    return legend_above(fig)
 
 
 # --- retrieval preview: hits as a frame, with the truth overlay only when asked -----------------------
@@ -93,9 +105,9 @@ def hits_frame(hits: list[Hit], question: Question, docs_by_id: dict, show_truth
     own = {d.id for d in question.documents}
     rows = []
     for h in hits:
-        row = {"rank": h.rank, "score": round(h.score, 3), "document": h.doc_id, "source": h.source,
-               "own document": h.doc_id in own, "text": h.text[:300]}
-        if show_truth:
+        row = {"rank": h.rank, "score": round(h.score, 3), "document": h.doc_id}
+        if show_truth:  # before the long text, where the eye is
             row["type"] = doc_kind(docs_by_id[h.doc_id]) if h.doc_id in docs_by_id else "unlabelled"
+        row |= {"source": h.source, "own document": h.doc_id in own, "text": h.text[:300]}
         rows.append(row)
     return pd.DataFrame(rows)

@@ -7,8 +7,10 @@ from pathlib import Path
 
 from backend.report.compare import tokens
 from backend.report.palette import VERDICT_COLORS
+from backend.report.text import duration, plural
 from backend.schema import MethodResult, Question
 from backend.scoring import verdict
+from components.failures import column_text
 
 ROOT = Path(__file__).resolve().parents[1]
 #: each method's own page (added with the method); shown as a link under its column
@@ -26,7 +28,7 @@ def render_column(parent, name: str, result: MethodResult | None, question: Ques
         return
     if result.error:
         box.badge("error", color="red")
-        box.text(result.error)
+        box.text(column_text(result))  # the cause; what to do and the provider's text are above the columns
     elif result.abstained or not result.answers:
         box.badge("abstained", color="gray")
     for answer in result.answers:
@@ -35,7 +37,11 @@ def render_column(parent, name: str, result: MethodResult | None, question: Ques
         v = verdict(result, question)
         if v not in ("abstained", "error"):
             box.badge(v, color=VERDICT_COLORS[v])
-    box.caption(f"{len(result.calls)} calls · {tokens(result)} tokens · {result.wall_s:.2f} s")
+    box.caption(f"{plural(len(result.calls), 'call')} · {plural(tokens(result), 'token')} · "
+                f"{duration(result.wall_s)}")
+    if (prep := result.preparation) is not None:  # dataset-level work (RA-RAG's stage 1), not this question's
+        box.caption(f"Dataset-level, once per dataset and model: {prep.label}, {plural(prep.calls, 'call')} · "
+                    f"{duration(prep.seconds)}")
     page = METHOD_PAGES.get(name)
     if page and (ROOT / page).is_file():
         box.page_link(page, label="details", icon=":material/arrow_forward:")

@@ -12,6 +12,7 @@ from collections.abc import Callable
 import pandas as pd
 
 from backend.report.palette import KIND_COLORS
+from backend.report.text import plural
 from backend.schema import LLMCall, MadamAnswerSupport, MadamTrace, MadamTurn, Question
 from backend.scoring import answer_kind, doc_kind, evaluation
 from components.documents import render_document
@@ -34,7 +35,8 @@ def status_line(trace: MadamTrace) -> str:
 def config_line(trace: MadamTrace, calls: list[LLMCall] = ()) -> str:
     shuffle = f"shuffled (seed {trace.seed})" if trace.shuffle else "in agent order"
     models = sorted({c.model for c in calls})
-    return (f"{len(trace.agents)} agents (one per document) · up to {trace.max_rounds} rounds · history: "
+    return (f"{plural(len(trace.agents), 'agent')} (one per document) · up to "
+            f"{plural(trace.max_rounds, 'round')} · history: "
             f"{trace.history_mode} · aggregator reads responses {shuffle} · early stop "
             f"{'on' if trace.early_stop else 'off'} · {trace.origin}"
             + (f" · model {', '.join(models)}" if models else ""))
@@ -168,16 +170,17 @@ def _answers_frame(items: list[MadamAnswerSupport], question: Question, show_tru
     kinds = _doc_kinds(question)
     rows = []
     for s in items:
-        row = {"answer": s.answer, "agents": ", ".join(f"Agent {a}" for a in s.agents) or "—",
-               "documents": ", ".join(s.documents) or "—"}
+        row = {"answer": s.answer}
+        if show_truth:  # the truth columns right after the answer, where the eye is
+            row["verdict" if tag is None else "tag"] = answer_kind(s.answer, question) if tag is None else tag(s)
+            row["document types"] = ", ".join(kinds.get(d, "unlabelled") for d in s.documents) or "—"
+        row |= {"agents": ", ".join(f"Agent {a}" for a in s.agents) or "—",
+                "documents": ", ".join(s.documents) or "—"}
         if with_rounds:
             row["rounds"] = ", ".join(str(t) for t in s.rounds)
-        if show_truth:
-            row["document types"] = ", ".join(kinds.get(d, "unlabelled") for d in s.documents) or "—"
-            row["verdict" if tag is None else "tag"] = answer_kind(s.answer, question) if tag is None else tag(s)
         rows.append(row)
-    columns = ["answer", "agents", "documents"] + (["rounds"] if with_rounds else [])
-    columns += (["document types", "verdict" if tag is None else "tag"] if show_truth else [])
+    columns = ["answer"] + (["verdict" if tag is None else "tag", "document types"] if show_truth else [])
+    columns += ["agents", "documents"] + (["rounds"] if with_rounds else [])
     return pd.DataFrame(rows, columns=columns)
 
 

@@ -1,24 +1,34 @@
-"""Model calls: every call of this session, filterable, with the prompt and response of any one."""
+"""Model calls: every call of this session (by default the selected question's), filterable, with the prompt and
+response of any one; the on-disk reply cache."""
 
 import streamlit as st
 
+from backend.report.text import plural
 from components import calls as view
 from components.safe import md
 from components.session.navigation import ensure_navigation
 from components.session.runs import call_cache, call_log
-from components.session.state import init_page_state, key
+from components.session.state import current_selection, init_page_state, key
 
 PAGE = "calls"
 ensure_navigation()
-init_page_state(PAGE, {"methods": [], "steps": []})
+init_page_state(PAGE, {"methods": [], "steps": [], "this_question": True})
 st.title("Model calls")
-calls = call_log().all()
+every = call_log().all()
+selection = current_selection()
+calls = every
+if selection is not None:
+    here = f"{md(selection.dataset.name)} · {md(selection.question.id)}"
+    if st.toggle(f"Only the selected question ({here})", key=key(PAGE, "this_question"),
+                 help="Off: every call of this session, including dataset-level work such as RA-RAG's stage 1."):
+        calls = view.for_question(every, selection.dataset.name, selection.question.id)
 numbers = view.summary(calls)
 for col, (label, value) in zip(st.columns(len(numbers)), numbers.items()):
     col.metric(label, value)
 
 if not calls:
-    st.info("No model calls yet in this session. Run methods on the Inspect page.")
+    st.info("No model calls yet for this question in this session. Run methods on the Inspect page."
+            if every else "No model calls yet in this session. Run methods on the Inspect page.")
 else:
     filters = st.columns(2)
     methods = filters[0].multiselect("method", sorted({c.method or "—" for c in calls}), key=key(PAGE, "methods"))
@@ -38,17 +48,29 @@ else:
         st.code(call.response if not call.error else call.error, language=None, wrap_lines=True)
 
 st.subheader("Cache")
+stats = call_cache().stats()
+CONFIRM = key(PAGE, "confirm_clear")
 
 
 def _clear_cache() -> None:
     st.session_state[key(PAGE, "cleared")] = call_cache().clear()
+    st.session_state[CONFIRM] = False
 
 
 cols = st.columns(2)
-cols[0].button("Clear the model-call cache", key=key(PAGE, "clear_cache"), on_click=_clear_cache)
+if cols[0].button("Clear the model-call cache…", key=key(PAGE, "clear_cache"), disabled=not stats["entries"]):
+    st.session_state[CONFIRM] = True
 cols[1].button("Clear this session's call list", key=key(PAGE, "clear_log"), on_click=lambda: call_log().clear())
+if st.session_state.get(CONFIRM):
+    with st.container(border=True):
+        st.warning(f"This deletes {plural(stats['entries'], 'cached reply', 'cached replies')}: re-running any "
+                   "question will call the model again (a hosted model bills those calls).")
+        confirm = st.columns(2)
+        confirm[0].button(f"Delete {plural(stats['entries'], 'reply', 'replies')}", type="primary",
+                          key=key(PAGE, "confirm"), on_click=_clear_cache)
+        confirm[1].button("Cancel", key=key(PAGE, "cancel"), on_click=lambda: st.session_state.update({CONFIRM: False}))
 if (cleared := st.session_state.pop(key(PAGE, "cleared"), None)) is not None:
-    st.success(f"Deleted {cleared} cached replies.")
-stats = call_cache().stats()
-st.caption(f"{stats['entries']} cached replies in {md(stats['path'])} ({stats['bytes'] / 1e6:.1f} MB). "
-           "Re-running a question answers from here with zero model calls.")
+    st.success(f"Deleted {plural(cleared, 'cached reply', 'cached replies')}.")
+    stats = call_cache().stats()
+st.caption(f"{plural(stats['entries'], 'cached reply', 'cached replies')} in {md(stats['path'])} "
+           f"({stats['bytes'] / 1e6:.1f} MB). Re-running a question answers from here with zero model calls.")

@@ -2,11 +2,12 @@
 
 import streamlit as st
 
+from backend.report.text import plural
 from components import dataset as view
 from components.dataset import hits_frame
 from components.documents import render_document
 from components.safe import md
-from components.session import resources
+from components.session import progress, resources
 from components.session.navigation import ensure_navigation
 from components.session.state import init_page_state, key, require_selection
 
@@ -34,7 +35,7 @@ show_truth = st.toggle("Show ground truth", key=key(PAGE, "show_truth"),
 
 st.subheader("Selected question")
 st.text(question.question)
-st.caption(f"{md(question.id)} · {len(question.documents)} documents")
+st.caption(f"{md(question.id)} · {plural(len(question.documents), 'document')}")
 if show_truth:
     truth = st.columns(2)
     truth[0].markdown("**Gold answers**")
@@ -67,18 +68,19 @@ st.subheader("Retrieval preview")
 st.caption("Top-k documents for the selected question over the whole corpus (dense retrieval with the "
            "bundled all-MiniLM-L6-v2; the index is cached on disk and updated incrementally).")
 retriever = resources.retriever(ds.path, ds.name)
-if retriever.count() < n_docs and not st.button(f"Build the retrieval index ({n_docs:,} documents)",
-                                                key=key(PAGE, "build_index")):
+build = st.empty()  # the button goes as soon as the index is built, not on the next rerun
+if retriever.count() < n_docs and not build.button(f"Build the retrieval index ({plural(n_docs, 'document')})",
+                                                   key=key(PAGE, "build_index")):
     st.stop()
+build.empty()
 controls = st.columns(2)
 k = controls[0].slider("k", 1, 10, 3, key=key(PAGE, "k"))
 only = controls[1].selectbox("restrict to source", ["(all sources)"] + ds.source_names(),
                              key=key(PAGE, "source"), disabled=not ds.multi_source)
 if retriever.count() < n_docs:
-    bar = st.progress(0.0, text="Embedding documents…")
-    retriever.build(on_progress=lambda done, total: bar.progress(done / max(total, 1),
-                                                                 text=f"Embedding documents… {done}/{total}"))
-    bar.empty()
+    slot = st.empty()
+    retriever.build(on_progress=progress.bar(slot, "Embedding documents", unit="document"))
+    slot.empty()
 with st.spinner("Loading the embedding model…"):
     hits = retriever.search(question.question, k=k, source=None if only == "(all sources)" else only)
 docs_by_id = {d.id: d for _, d in ds.documents()}

@@ -3,11 +3,13 @@
 import streamlit as st
 
 from backend.llm.offline import MODEL_NOTE
+from backend.report.text import plural
 from backend.methods.madam_released import TraceFileError, load_trace_file
 from components import madam as view
+from components.failures import render_failure
 from components.safe import md
 from components.session.navigation import ensure_navigation
-from components.session.runs import cached_result, run_methods
+from components.session.runs import cached_result, replayed, run_methods
 from components.session.state import init_page_state, key, require_selection
 
 PAGE = "debate"
@@ -18,7 +20,7 @@ st.title("Debate (MADAM-RAG)")
 selection = require_selection(model_note=False)
 question = selection.question
 st.text(question.question)
-st.caption(f"{md(question.id)} · {len(question.documents)} documents, one agent each")
+st.caption(f"{md(question.id)} · {plural(len(question.documents), 'document')}, one agent each")
 
 
 def _from_run():
@@ -27,7 +29,7 @@ def _from_run():
     if st.button("Run", type="primary", key=key(PAGE, "run")):
         with st.spinner("Debating…"):
             run_methods(selection, ["madam"])
-    result = cached_result(selection, "madam")
+    result = cached_result(selection, "madam") or (replayed(selection, ["madam"]) or {}).get("madam")
     if result is None:
         st.info("Press Run (results are cached: re-running costs no model calls), or open a trace file.")
     return result
@@ -53,8 +55,7 @@ result = _from_run() if st.radio("Debate to show", [RUN, OPEN], key=key(PAGE, "s
 if result is None:
     st.stop()
 if result.error or result.trace is None or result.trace.kind != "madam":
-    st.error("MADAM-RAG failed on this question:")
-    st.text(result.error or "no debate trace")
+    render_failure(st, "MADAM-RAG failed on this question:", result.error, missing="no debate trace")
     st.stop()
 trace = result.trace
 show_truth = st.toggle("Show ground truth", key=key(PAGE, "show_truth"),

@@ -4,12 +4,14 @@ import streamlit as st
 
 from backend.llm.offline import MODEL_NOTE
 from backend.methods import ALL_METHODS, METHODS
+from backend.report.text import plural
 from backend.report import compare as view
 from backend.report import report_html
+from components.failures import render_failures
 from components.inspect import render_column
 from components.safe import md
 from components.session.navigation import ensure_navigation
-from components.session.runs import cached_results, run_methods_iter
+from components.session.runs import cached_results, prepare_with_progress, replayed, run_methods_iter
 from components.session.state import init_page_state, key, require_selection
 
 PAGE = "inspect"
@@ -21,7 +23,7 @@ st.title("Inspect")
 selection = require_selection(model_note=False)
 question, offline = selection.question, selection.model.model.startswith("offline/")
 st.text(question.question)
-st.caption(f"{md(question.id)} · {len(question.documents)} documents · model {md(selection.model.model)}"
+st.caption(f"{md(question.id)} · {plural(len(question.documents), 'document')} · model {md(selection.model.model)}"
            + (f" — {MODEL_NOTE}" if offline else ""))
 
 controls = st.columns([5, 2, 1], vertical_alignment="bottom")
@@ -31,11 +33,14 @@ show_truth = controls[1].toggle("Show ground truth", key=key(PAGE, "show_truth")
 run_clicked = controls[2].button("Run", type="primary", key=key(PAGE, "run"), disabled=not methods)
 st.query_params["methods"] = ",".join(methods)
 
-results = cached_results(selection, methods)
+# what this session ran, else (for a hosted model, which waits for Run) what the reply cache alone can answer: a
+# shared link in a fresh tab shows it instead of "press Run"; the offline model simply runs, from the cache
+results = cached_results(selection, methods) or (replayed(selection, methods) if methods and not offline else None)
 # the offline model costs nothing, so its results appear without a click; hosted models wait for Run
 if methods and (run_clicked or (results is None and offline)):
+    prepare_with_progress(selection, methods, st.empty())  # dataset-level work first, with its own progress bar
     columns = dict(zip(methods, st.columns(len(methods))))
-    progress = st.progress(0.0, text=f"Running {len(methods)} methods…")
+    progress = st.progress(0.0, text=f"Running {plural(len(methods), 'method')}…")
     slots = {m: columns[m].empty() for m in methods}
     for m in methods:
         render_column(slots[m].container(), m, None, question, show_truth)
@@ -43,13 +48,14 @@ if methods and (run_clicked or (results is None and offline)):
     for i, result in enumerate(run_methods_iter(selection, methods), start=1):
         results[result.method] = result
         render_column(slots[result.method].container(), result.method, result, question, show_truth)
-        progress.progress(i / len(methods), text=f"{i}/{len(methods)} methods done")
+        progress.progress(i / len(methods), text=f"{i}/{plural(len(methods), 'method')} done")
     progress.empty()
     st.rerun()
 if not results:
     st.info("Press Run. Answers are cached, so re-running a question costs no model calls.")
     st.stop()
 
+render_failures(st, results)  # once per cause, above the columns
 for column, (name, result) in zip(st.columns(len(results)), results.items()):
     render_column(column, name, result, question, show_truth)
 st.dataframe(view.results_frame(results, question, show_truth), hide_index=True)

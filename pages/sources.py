@@ -4,10 +4,12 @@ stage-1 source reliability over the dataset (estimated vs true, convergence)."""
 import streamlit as st
 
 from backend.llm.client import LLMError
+from backend.report.text import plural
 from backend.retrieval import RetrievalError
 from components import ra_rag as view
+from components.failures import render_failure
 from components.safe import md
-from components.session import runs
+from components.session import progress, runs
 from components.session.navigation import ensure_navigation
 from components.session.state import init_page_state, key, require_selection
 
@@ -19,7 +21,7 @@ selection = require_selection()
 
 ds, question = selection.dataset, selection.question
 st.text(question.question)
-st.caption(f"{md(question.id)} · {len(question.documents)} documents · model {md(selection.model.model)}")
+st.caption(f"{md(question.id)} · {plural(len(question.documents), 'document')} · model {md(selection.model.model)}")
 show_truth = st.toggle("Show ground truth", key=key(PAGE, "show_truth"),
                        help="Overlay document types, answer types and true source reliability. RA-RAG never sees them.")
 
@@ -48,23 +50,12 @@ def _stage1():
     if not multi:
         return None
     index_bar, bar = st.empty(), st.empty()
-    step = {"last": -1}
-
-    def progress(slot, what):
-        def update(done, total):
-            pct = int(100 * done / max(total, 1))
-            if pct != step["last"] or done == total:  # at most ~100 updates
-                step["last"] = pct
-                slot.progress(pct / 100, text=f"{what}: {done:,}/{total:,}")
-        return update
-
     try:
         return runs.prepare(selection, "ra_rag", evidence, calibration,
-                            on_progress=progress(bar, "Stage 1: per-source answers"),
-                            on_index_progress=progress(index_bar, "Embedding documents"))
+                            on_progress=progress.bar(bar, "Stage 1: per-source answers"),
+                            on_index_progress=progress.bar(index_bar, "Embedding documents", unit="document"))
     except (LLMError, RetrievalError) as err:  # stage 1 runs outside the Runner's per-method error handling
-        st.error("Stage 1 (source reliability) failed:")
-        st.text(str(err))
+        render_failure(st, "Stage 1 (source reliability) failed:", err)
         return None
     finally:
         index_bar.empty()
@@ -73,7 +64,7 @@ def _stage1():
 
 settings = dict(evidence_mode=evidence, calibration=calibration, method_params={"ra_rag": {"compare_all": True}})
 est = runs.cached_prepared(selection, "ra_rag", evidence, calibration) if multi else None
-results = runs.cached_results(selection, ["ra_rag"], **settings)
+results = runs.cached_results(selection, ["ra_rag"], **settings) or runs.replayed(selection, ["ra_rag"], **settings)
 buttons = st.columns(2)
 if buttons[0].button("Run RA-RAG", type="primary", key=key(PAGE, "run")):
     est = est or _stage1()

@@ -101,3 +101,84 @@ def test_stage1_cache_key_tells_endpoints_apart_without_storing_them():
     key = lambda base: Runner(ds, llm=LLMConfig(model="openai/m", api_base=base, cache_mode="off")).prepare_key("ra_rag")  # noqa: E731
     a, b, none = key("http://a:8000/v1"), key("http://b:8000/v1"), key(None)
     assert len({a, b, none}) == 3 and "http://" not in a
+
+
+# --- dataset-level preparation through the Method hooks (the runner names no method) ----------------------------
+
+from pydantic import BaseModel  # noqa: E402
+
+
+class ToyArtefact(BaseModel):
+    questions: int
+    key: str = ""
+
+
+class Prepared(Method):
+    """Answers with the number of questions its preparation counted; preparing makes one model call."""
+
+    name = "prepared_toy"
+    steps = ("answer", "prepare")
+    prepared_type = ToyArtefact
+    prepared_folder = "toy"
+    prepare_label = "toy preparation"
+    computed = 0
+    fail = False
+
+    def prepare_key(self, dataset, ctx):
+        return "k-" + "-".join(q.id for q in dataset.questions)[:40]
+
+    async def prepare(self, dataset, ctx, on_progress=None):
+        type(self).computed += 1
+        await asyncio.sleep(0.05)  # long enough for concurrent questions to ask at the same time
+        if type(self).fail:
+            raise RuntimeError("no luck")
+        await ctx.client.acomplete([{"role": "user", "content": "prepare"}], task="ping", step="prepare",
+                                   question="-")
+        if on_progress:
+            on_progress(1, 1)
+        return ToyArtefact(questions=len(dataset.questions), key=self.prepare_key(dataset, ctx))
+
+    async def _run(self, question, ctx):
+        assert isinstance(ctx.prepared, ToyArtefact)
+        return Outcome([str(ctx.prepared.questions)], False, BaselineTrace(evidence_mode="none"))
+
+
+@pytest.fixture
+def toy(monkeypatch):
+    monkeypatch.setitem(registry.METHODS, Prepared.name, Prepared)
+    monkeypatch.setattr(Prepared, "computed", 0)
+    monkeypatch.setattr(Prepared, "fail", False)
+    ds = load_dataset(SAMPLE_DATA / "ramdocs_dev")
+    return ds.model_copy(update={"name": f"toy-{id(monkeypatch)}", "questions": ds.questions[:3]})
+
+
+def test_preparation_runs_once_is_cached_on_disk_and_reported_apart(toy):
+    runner = Runner(toy, llm=LLMConfig(cache_mode="off"))
+    first = runner.run(toy.questions[0], [Prepared.name, "no_rag"])
+    assert first[Prepared.name].answers == ["3"] and Prepared.computed == 1
+    prep = first[Prepared.name].preparation
+    assert (prep.label, prep.calls, prep.reused) == ("toy preparation", 1, False)
+    assert first["no_rag"].preparation is None
+    assert all(c.question_id == toy.questions[0].id for c in first[Prepared.name].calls)  # stage calls apart
+    again = runner.run(toy.questions[1], [Prepared.name])[Prepared.name]
+    assert Prepared.computed == 1 and again.preparation.reused and again.preparation.calls == 1
+    fresh = Runner(toy, llm=LLMConfig(cache_mode="off"))  # a new process: the artefact comes from disk
+    assert fresh.prepared(Prepared.name) == ToyArtefact(questions=3, key=fresh.prepare_key(Prepared.name))
+    assert fresh.run(toy.questions[2], [Prepared.name])[Prepared.name].answers == ["3"] and Prepared.computed == 1
+
+
+def test_concurrent_questions_share_one_preparation(toy):
+    runner = Runner(toy, llm=LLMConfig(cache_mode="off"))
+
+    async def all_three():
+        return await asyncio.gather(*(runner.arun(q, [Prepared.name]) for q in toy.questions))
+
+    results = asyncio.run(all_three())
+    assert Prepared.computed == 1 and all(r[Prepared.name].answers == ["3"] for r in results)
+
+
+def test_a_failing_preparation_is_that_methods_error_only(toy, monkeypatch):
+    monkeypatch.setattr(Prepared, "fail", True)
+    results = Runner(toy, llm=LLMConfig(cache_mode="off")).run(toy.questions[0], [Prepared.name, "no_rag"])
+    assert results[Prepared.name].error == "toy preparation failed: no luck"
+    assert results["no_rag"].error is None

@@ -92,3 +92,12 @@ def test_evaluation_lists_what_is_missing_and_wrong():
     ev = evaluation(["1963", "1998"], q)
     assert (ev["strict_em"], ev["accuracy"], ev["precision"], ev["recall"]) == (False, True, 0.5, 0.5)
     assert ev["missing gold"] == ["1956"] and ev["included wrong"] == ["1998"]
+
+
+def test_a_correct_answer_with_extras_is_told_apart():
+    football = Q.model_copy(update={"gold_answers": ["Football"], "wrong_answers": ["basketball"]})
+    assert verdict(r("a", ["football"]), football) == "correct"
+    assert verdict(r("a", ["hockey", "football"]), football) == "correct + extras"
+    assert strict_em(["hockey", "football"], ["Football"], ["basketball"])   # the paper's strict EM still holds
+    assert verdict(r("a", ["basketball", "football"]), football) == "partly correct"  # a listed wrong answer
+    assert verdict(r("a", ["American football", "I don't know"]), football) == "correct"  # containment; IDK dropped

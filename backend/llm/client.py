@@ -10,7 +10,8 @@ The client
   bounded retries with exponential backoff and jitter (tenacity) on 429/5xx/timeouts/connection errors,
 * bounds concurrency (a semaphore per client; async and threads alike),
 * records every call, failed ones included, as an ``LLMCall``,
-* surfaces every failure as ``LLMError`` carrying the provider's message (API keys redacted).
+* surfaces every failure as ``LLMError`` carrying the provider's message (API keys redacted) and, when the
+  config names one, the endpoint (``[api_base URL]``; ``backend.llm.failures`` turns it into advice).
 
 API keys come from the environment (litellm reads them) or are passed in from Streamlit secrets; they
 are never part of a cache key, an ``LLMCall``, a trace or a log line.
@@ -28,6 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import litellm
 import tenacity
@@ -122,13 +124,26 @@ def _secrets(explicit: str | None) -> list[str]:
     return ([explicit] if explicit else []) + found
 
 
-def _redact(text: str, secret: str | None) -> str:
+def redact(text: str, secret: str | None = None) -> str:
     """The provider's message, without any key and without litellm's traceback and bug-report link."""
     for value in _secrets(secret):
         text = text.replace(value, "***")
     text = text.split("\nTraceback (most recent call last)")[0]
     text = text.split("\nThis looks like a bug in LiteLLM")[0].strip()
     return text if len(text) <= 800 else text[:800] + " …"
+
+
+def endpoint(api_base: str) -> str:
+    """``api_base`` as error messages name it: scheme, host, port and path; never a user, password or query."""
+    try:
+        parts = urlsplit(api_base)
+        host = f"[{parts.hostname}]" if ":" in (parts.hostname or "") else parts.hostname or ""
+        netloc = host + (f":{parts.port}" if host and parts.port else "")
+    except ValueError:
+        netloc = ""
+    if not netloc:
+        return api_base.split("?")[0].rpartition("@")[2]
+    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
 
 @dataclass
@@ -165,7 +180,8 @@ def default_cache(cache_dir: str | Path | None = None) -> CallCache:
 
 class LLMClient:
     def __init__(self, config: LLMConfig | None = None, *, cache: CallCache | None = None,
-                 api_key: str | None = None, log: CallLog | None = None, method: str | None = None):
+                 api_key: str | None = None, log: CallLog | None = None, method: str | None = None,
+                 dataset: str | None = None, question_id: str | None = None):
         from backend.llm import providers
 
         providers.register()
@@ -176,6 +192,7 @@ class LLMClient:
             raise ValueError("a CallCache is needed unless cache_mode='off'")
         self.cache = cache
         self.method = method
+        self.dataset, self.question_id = dataset, question_id  # recorded on every call (the Model calls page)
         self._api_key = api_key
         self._log = log
         self._calls: list[LLMCall] = []
@@ -184,9 +201,11 @@ class LLMClient:
         self._thread_slots = threading.BoundedSemaphore(self.config.concurrency)
         self._loop_slots: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # loop -> Semaphore
 
-    def for_method(self, method: str) -> LLMClient:
-        """A client for one method run: same config, cache, key and session log; its own call list."""
-        return LLMClient(self.config, cache=self.cache, api_key=self._api_key, log=self._log, method=method)
+    def for_method(self, method: str, *, dataset: str | None = None, question_id: str | None = None) -> LLMClient:
+        """A client for one method run: same config, cache, key and session log; its own call list. Its calls
+        record the dataset and question they served (no question: dataset-level work such as RA-RAG's stage 1)."""
+        return LLMClient(self.config, cache=self.cache, api_key=self._api_key, log=self._log, method=method,
+                         dataset=dataset, question_id=question_id)
 
     @property
     def calls(self) -> list[LLMCall]:
@@ -283,7 +302,8 @@ class LLMClient:
 
     def _make_call(self, *, key, step, task, messages, parents, reply=None, error=None, start, started_at, hit,
                    attempts):
-        return LLMCall(id=self._new_id(step, key), step=step, task=task, method=self.method,
+        return LLMCall(id=self._new_id(step, key), step=step, task=task, method=self.method, dataset=self.dataset,
+                       question_id=self.question_id,
                        model=self.config.model, messages=messages,
                        response=reply.response if reply else None, error=error,
                        prompt_tokens=reply.prompt_tokens if reply else 0,
@@ -293,7 +313,9 @@ class LLMClient:
 
     def _fail(self, exc: BaseException, req: _Request) -> LLMError:
         kind = exc.kind if isinstance(exc, LLMError) else classify(exc)
-        message = _redact(exc.message if isinstance(exc, LLMError) else str(exc), self._api_key)
+        message = redact(exc.message if isinstance(exc, LLMError) else str(exc), self._api_key)
+        if self.config.api_base and kind not in ("replay_miss", "truth_leak"):
+            message += f" [api_base {endpoint(self.config.api_base)}]"  # so the failure names where it went
         call = self._record(self._make_call(error=f"{kind}: {message}", hit=False, attempts=req.attempts,
                                             **req.base))
         return LLMError(kind, message, self.config.model, call)

@@ -54,13 +54,15 @@ class Outcome:
     answers: list[str]
     abstained: bool
     trace: Trace
-    #: answer -> document ids it rests on; methods that know their structure (sources, agents) fill it,
-    #: otherwise ``default_support`` finds the read documents that state the answer
+    #: answer -> document ids it rests on; methods that know their structure (sources, agents) fill it
     support: dict[str, list[str]] | None = None
+    #: the documents the method read; without ``support``, an answer rests on those of them that state it
+    #: (``default_support``), so a method that read nothing (closed book) rests on no document
+    read: tuple[Document, ...] = ()
 
 
-def default_support(answers: list[str], docs: list[Document]) -> dict[str, list[str]]:
-    """For each answer, the documents whose text contains it (normalised word sequence)."""
+def default_support(answers: list[str], docs: list[Document] | tuple[Document, ...]) -> dict[str, list[str]]:
+    """For each answer, the documents among ``docs`` whose text contains it (normalised word sequence)."""
     texts = {d.id: f" {normalize(d.text)} " for d in docs}
     return {a: [i for i, t in texts.items() if normalize(a) and f" {normalize(a)} " in t] for a in answers}
 
@@ -125,15 +127,15 @@ class Method:
             answers=outcome.answers if outcome else [], abstained=outcome.abstained if outcome else False,
             error=error, trace=outcome.trace if outcome else None, calls=ctx.client.calls,
             params=self.params(), wall_s=round(time.perf_counter() - start, 4),
-            support=self._support(outcome, question))
+            support=self._support(outcome))
 
     @staticmethod
-    def _support(outcome: Outcome | None, question: Question) -> dict[str, list[str]]:
+    def _support(outcome: Outcome | None) -> dict[str, list[str]]:
         if outcome is None:
             return {}
         if outcome.support is not None:
             return outcome.support
-        return default_support(outcome.answers, question.documents)
+        return default_support(outcome.answers, outcome.read)
 
     def run(self, question: Question, ctx: RunContext) -> MethodResult:
         return run_sync(self.arun(question, ctx))

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from backend.llm.formats import parse_short_answer
 from backend.methods.base import Method, Outcome, RunContext, passages_field
-from backend.schema import BaselineTrace, Question
+from backend.schema import BaselineTrace, Document, Question
 
 SYSTEM = ("Answer the question with only the essential keywords, without explanations. "
           "If you do not confidently know the answer, just say \"I don't know\".")
@@ -29,10 +29,11 @@ def documents_prompt(question: str, texts: list[str]) -> list[dict[str, str]]:
             {"role": "user", "content": f"Context:\n{context}\nQuestion: {question}\nAnswer:"}]
 
 
-def _outcome(reply: str, trace: BaselineTrace) -> Outcome:
+def _outcome(reply: str, trace: BaselineTrace, read: list[Document] | None = None) -> Outcome:
+    """The parsed reply; it rests on the ``read`` documents that state it (closed book: none)."""
     parsed = parse_short_answer(reply)
     trace.raw_answer, trace.parsed_answer, trace.parse_note = reply, parsed.value, parsed.note
-    return Outcome([parsed.value] if parsed.value else [], parsed.value is None, trace)
+    return Outcome([parsed.value] if parsed.value else [], parsed.value is None, trace, read=tuple(read or ()))
 
 
 class NoRAG(Method):
@@ -56,4 +57,4 @@ class VanillaRAG(Method):
                                           task="keyword_answer", step="answer", question=question.question,
                                           fields={"passages": passages_field(docs)})
         trace = BaselineTrace(evidence_mode=ctx.evidence_mode, documents=[d.id for d in docs])
-        return _outcome(call.response or "", trace)
+        return _outcome(call.response or "", trace, docs)

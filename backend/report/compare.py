@@ -10,9 +10,11 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from backend.answers import matches
+from backend.llm.failures import classify_failure
+from backend.report.layout import no_data, size_heatmap
 from backend.report.palette import KIND_COLORS, KIND_LABELS
 from backend.schema import MethodResult, Question
-from backend.scoring import doc_kind, verdict
+from backend.scoring import doc_kind, strict_em, verdict
 
 
 def tokens(result: MethodResult) -> int:
@@ -20,13 +22,22 @@ def tokens(result: MethodResult) -> int:
 
 
 def results_frame(results: dict[str, MethodResult], question: Question, show_truth: bool) -> pd.DataFrame:
+    """One row per method. The truth columns (verdict, the paper's strict EM) come right after the method, where
+    the eye is; a method's dataset-level preparation (RA-RAG's stage 1) is counted apart from the question's calls."""
     rows = []
+    prepared = any(r.preparation for r in results.values())
     for name, r in results.items():
-        row = {"method": name, "answers": "; ".join(r.answers) or "—", "abstained": r.abstained,
-               "calls": len(r.calls), "uncached": sum(not c.cache_hit for c in r.calls), "tokens": tokens(r),
-               "wall s": round(r.wall_s, 3), "error": r.error or ""}
+        row = {"method": name}
         if show_truth:
             row["verdict"] = verdict(r, question)
+            row["strict EM (paper)"] = strict_em(r.answers, question.gold_answers, question.wrong_answers)
+        row |= {"answers": "; ".join(r.answers) or "—", "abstained": r.abstained,
+                "calls": len(r.calls), "uncached": sum(not c.cache_hit for c in r.calls), "tokens": tokens(r),
+                "wall s": round(r.wall_s, 3)}
+        if prepared:
+            row["dataset-level calls"] = r.preparation.calls if r.preparation else 0
+            row["dataset-level s"] = round(r.preparation.seconds, 3) if r.preparation else 0.0
+        row["error"] = classify_failure(r.error).problem if r.error else ""
         rows.append(row)
     return pd.DataFrame(rows)
 
@@ -45,15 +56,19 @@ def agreement_matrix(results: dict[str, MethodResult]) -> pd.DataFrame:
     return pd.DataFrame([[agree(results[r], results[c]) for c in names] for r in names], index=names, columns=names)
 
 
+AGREEMENT_TITLE = "Agreement between methods (same answer, or both abstain)"
+SUPPORT_TITLE = "Which documents each method's answer rests on"
+
+
 def agreement_figure(results: dict[str, MethodResult]) -> go.Figure:
+    if not results:
+        return no_data(AGREEMENT_TITLE, "no method has run on this question yet")
     m = agreement_matrix(results)
     text = [["agree" if v == 1 else "differ" if v == 0 else "error" for v in row] for row in m.values]
     fig = go.Figure(go.Heatmap(z=m.values, x=list(m.columns), y=list(m.index), zmin=0, zmax=1, text=text,
                                texttemplate="%{text}", colorscale=[[0, "#f4cccc"], [1, "#c8e6c9"]], showscale=False))
-    fig.update_layout(title="Agreement between methods (same answer, or both abstain)", xaxis_title="method",
-                      yaxis_title="method", height=120 + 45 * len(m), margin=dict(t=50, l=10, r=10, b=40))
-    fig.update_yaxes(autorange="reversed")
-    return fig
+    fig.update_layout(title=AGREEMENT_TITLE, xaxis_title="method", yaxis_title="method")
+    return size_heatmap(fig, row_px=40)  # cells carry a word: taller rows than the support map
 
 
 def support_matrix(results: dict[str, MethodResult], question: Question) -> pd.DataFrame:
@@ -64,15 +79,17 @@ def support_matrix(results: dict[str, MethodResult], question: Question) -> pd.D
 
 
 def support_figure(results: dict[str, MethodResult], question: Question, show_truth: bool) -> go.Figure:
+    if not results or not question.documents:
+        why = "the question has no documents" if results else "no method has run on this question yet"
+        return no_data(SUPPORT_TITLE, why)
     m = support_matrix(results, question)
     kinds = {d.id: doc_kind(d) for d in question.documents}
     # plotly reads a little HTML in labels: escape ids that come from the dataset
     labels = [html.escape(f"{d} · {KIND_LABELS[kinds[d]]}" if show_truth else d) for d in m.index]
+    # "not used" is light grey, not white: an empty cell must still show against the page
     fig = go.Figure(go.Heatmap(z=m.values, x=list(m.columns), y=labels, zmin=0, zmax=1, showscale=False,
-                               colorscale=[[0, "#ffffff"], [1, KIND_COLORS["external"]]], xgap=2, ygap=2,
+                               colorscale=[[0, "#eceff1"], [1, KIND_COLORS["external"]]], xgap=2, ygap=2,
                                hovertemplate="%{y}<br>%{x}: %{z}<extra></extra>"))
-    fig.update_layout(title="Which documents each method's answer rests on", xaxis_title="method",
-                      yaxis_title="document" + (" · true type" if show_truth else ""),
-                      height=140 + 28 * len(m), margin=dict(t=50, l=10, r=10, b=40))
-    fig.update_yaxes(autorange="reversed")
-    return fig
+    fig.update_layout(title=SUPPORT_TITLE, xaxis_title="method",
+                      yaxis_title="document" + (" · true type" if show_truth else ""))
+    return size_heatmap(fig, row_px=24)

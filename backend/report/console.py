@@ -7,6 +7,7 @@ from rich.table import Table
 from rich.text import Text
 
 from backend.schema import MethodResult, Question, ReliabilityEstimate
+from backend.report.text import plural
 
 
 def print_inspect(question: Question, results: dict[str, MethodResult]) -> None:
@@ -25,7 +26,7 @@ def print_reliability(report: dict, est: ReliabilityEstimate) -> None:
     """RA-RAG stage 1: per source ŵ, v, true p_i (when known), counts; then MAE, r and convergence."""
     console = Console()
     table = Table("source", "ŵ", "v", "true p", "|ŵ−p|", "answered", "agreed", "IDK", "no docs",
-                  title=Text(f"RA-RAG stage 1 on {est.dataset} ({est.questions} questions, {est.model}, "
+                  title=Text(f"RA-RAG stage 1 on {est.dataset} ({plural(est.questions, 'question')}, {est.model}, "
                              f"evidence {est.evidence_mode})"))
     for s in report["sources"]:
         table.add_row(Text(s["name"]), _num(s["estimated"]), _num(s["weight"]), _num(s["true_reliability"]),
@@ -33,8 +34,9 @@ def print_reliability(report: dict, est: ReliabilityEstimate) -> None:
                       str(s["no_documents"]))
     console.print(table)
     state = "converged" if est.converged else "stopped at a cycle" if est.cycle else "hit the iteration limit"
-    console.print(f"MAE {_num(report['mae'])} · Pearson r {_num(report['pearson_r'])} · {est.iterations} "
-                  f"iterations ({state}) · {est.calls} model calls ({est.cache_hits} cached)", highlight=False)
+    console.print(f"MAE {_num(report['mae'])} · Pearson r {_num(report['pearson_r'])} · "
+                  f"{plural(est.iterations, 'iteration')} ({state}) · {plural(est.calls, 'model call')} "
+                  f"({est.cache_hits} cached)", highlight=False)
 
 
 def _num(x: float | None) -> str:

@@ -19,7 +19,7 @@ STYLE = """body{font-family:system-ui,sans-serif;margin:2rem auto;max-width:1200
 table{border-collapse:collapse;width:100%;margin:1rem 0}td,th{border:1px solid #ddd;padding:.35rem .5rem;
 text-align:left;vertical-align:top}th{background:#f5f5f5}.muted{color:#777;font-size:.9em}
 .doc{white-space:pre-wrap;border-left:4px solid #ccc;padding:.3rem .8rem;margin:.6rem 0}
-.grid{display:grid;grid-template-columns:1fr 1fr;gap:1rem}"""
+.grid{display:grid;grid-template-columns:1fr 1fr;gap:1rem;align-items:start}"""
 
 
 def _figure(fig) -> str:

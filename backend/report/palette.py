@@ -22,5 +22,5 @@ VARIANT_COLORS = {
 VARIANT_LABELS = {"mv": "MV", "wmv": "WMV", "rrss": "RA-RAG (κ-RRSS)", "oracle_wmv": "oracle WMV"}
 
 #: Verdicts (``backend.scoring.verdict``) as Streamlit badge colours.
-VERDICT_COLORS = {"correct": "green", "partly correct": "orange", "wrong": "red", "abstained": "gray",
-                  "error": "orange", "no gold answers": "blue"}
+VERDICT_COLORS = {"correct": "green", "correct + extras": "blue", "partly correct": "orange", "wrong": "red",
+                  "abstained": "gray", "error": "orange", "no gold answers": "gray"}

@@ -14,6 +14,8 @@ class LLMCall(StrictModel):
     step: str                      # the method's step name, e.g. "answer", "debate_round_2"
     task: str                      # the offline model's task name (backend.llm.tasks)
     method: str | None = None
+    dataset: str | None = None
+    question_id: str | None = None  # None: dataset-level work (a method's ``prepare``, e.g. RA-RAG's stage 1)
     model: str
     messages: list[dict[str, str]]
     response: str | None = None

@@ -11,6 +11,18 @@ from backend.schema.call import LLMCall
 from backend.schema.traces import Trace
 
 
+class Preparation(StrictModel):
+    """What a method's dataset-level preparation (``Method.prepare``, e.g. RA-RAG's stage 1) cost, reported apart
+    from the question's own calls."""
+
+    label: str                     # e.g. "RA-RAG stage 1 (source reliability estimation)"
+    calls: int = 0
+    cache_hits: int = 0
+    seconds: float = 0.0
+    computed_at: float = 0.0       # time.time() when it finished
+    reused: bool = False           # True: computed before this run (kept in memory or on disk), so this run paid 0
+
+
 class MethodResult(StrictModel):
     method: str
     question_id: str
@@ -21,8 +33,10 @@ class MethodResult(StrictModel):
     calls: list[LLMCall] = Field(default_factory=list)
     params: dict[str, Any] = Field(default_factory=dict)
     wall_s: float = 0.0
-    #: answer -> ids of the documents it rests on (the Inspect page's document x method map)
+    #: answer -> ids of the documents it rests on, among those the method read (the document x method map)
     support: dict[str, list[str]] = Field(default_factory=dict)
+    #: the dataset-level preparation this run relied on (None: the method needs none)
+    preparation: Preparation | None = None
 
 
 TIMING_FIELDS = ("wall_s", "latency_s", "started_at", "ended_at")
@@ -35,6 +49,9 @@ def without_timings(result: MethodResult) -> dict[str, Any]:
         for name in TIMING_FIELDS:
             call.pop(name, None)
     data["calls"].sort(key=lambda c: c["id"])  # concurrent calls finish in any order
+    if data.get("preparation"):  # what it cost and whether this run or an earlier one paid it: timings too
+        for name in ("seconds", "computed_at", "reused", "cache_hits"):
+            data["preparation"].pop(name, None)
     return data
 
 

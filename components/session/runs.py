@@ -82,6 +82,30 @@ def cached_result(selection: Selection, method: str) -> MethodResult | None:
     return found
 
 
+REPLAY_MISSES = "app.replay_misses"
+
+
+def replayed(selection: Selection, methods: list[str], **settings) -> dict[str, MethodResult] | None:
+    """The results the on-disk reply cache alone can give (cache mode ``replay``: no model call at all), kept in
+    the session like a run's: a deep link in a fresh tab shows what was computed before instead of "press Run".
+    None when any reply (or a dataset-level preparation) is not cached; a miss is remembered for the session."""
+    k = _key(selection, methods, **settings)
+    misses = st.session_state.setdefault(REPLAY_MISSES, set())
+    if k in misses:
+        return None
+    secrets_to_env()
+    cfg = llm_config(selection).model_copy(update={"cache_mode": "replay"})
+    # no session log: replaying is reading the cache, not calls this session made (the results carry them)
+    run = Runner(selection.dataset, llm=cfg, cache=call_cache(), evidence_mode=settings.get("evidence_mode", "given"),
+                 method_params=_params(settings.get("calibration"), settings.get("method_params")))
+    results = run.run(selection.question, methods)
+    if any(r.error for r in results.values()):
+        misses.add(k)
+        return None
+    st.session_state.setdefault(RESULTS_KEY, {})[k] = results
+    return results
+
+
 def run_methods(selection: Selection, methods: list[str], **settings) -> dict[str, MethodResult]:
     """Run and keep the results in the session. ``settings``: evidence_mode, calibration (RA-RAG stage-1
     questions), method_params."""
@@ -131,3 +155,21 @@ def prepare(selection: Selection, method: str, evidence_mode: str = "given", cal
     found = run.prepare(method, on_progress=on_progress)
     st.session_state.setdefault(PREPARED_KEY, {})[_prepared_key(selection, method, evidence_mode, calibration)] = found
     return found
+
+
+def prepare_with_progress(selection: Selection, methods: list[str], slot, **settings) -> None:
+    """Before a run: each method's dataset-level preparation that is not done yet (RA-RAG's stage 1), with a
+    progress bar (calls done / total, ETA) in ``slot``; a failure is left to the run, which reports it as that
+    method's error. ``settings``: as for ``run_methods``."""
+    from components.session import progress
+
+    run = runner(selection, **settings)
+    for name in methods:
+        if run.prepare_key(name) is None or run.prepared(name) is not None:
+            continue
+        try:
+            run.prepare(name, on_progress=progress.bar(slot, run.method(name).prepare_label))
+        except Exception:  # noqa: BLE001 - the run reports it as this method's error
+            pass
+        finally:
+            slot.empty()

@@ -6,18 +6,46 @@ import streamlit as st
 
 from backend.data import DatasetError, bundled_datasets
 from components.dataset import question_label
+from components.failures import render_failure
 from components.safe import md
 from components.session import resources
 from components.session.state import DEFAULT_MODEL, SELECTION_KEY, ModelChoice, Selection, init_page_state, key
 
 PAGE = "app"
 OWN_FILE = "Your own file…"
+#: A dataset given by path in a link: ``?dataset=file:/path/to/questions.jsonl``.
+FILE_PREFIX = "file:"
+#: What the first page load's link asked for, checked once against what exists (then dropped).
+LINK_KEY = "app.link"
 
 
 def _init_from_url() -> None:
     params = st.query_params
-    init_page_state(PAGE, {"dataset": params.get("dataset", "ramdocs_dev"), "own_path": "",
+    if key(PAGE, "dataset") not in st.session_state:  # the first run of this session: the link decides
+        st.session_state[LINK_KEY] = {"dataset": params.get("dataset"), "question": params.get("question")}
+    wanted, own = params.get("dataset", "ramdocs_dev"), ""
+    if wanted.startswith(FILE_PREFIX):
+        wanted, own = OWN_FILE, wanted[len(FILE_PREFIX):]
+    init_page_state(PAGE, {"dataset": wanted, "own_path": own,
                            "question": params.get("question"), "model": DEFAULT_MODEL, "api_base": ""})
+
+
+NOTICES_KEY = "app.link_notices"
+
+
+def _link_notice(what: str, asked: str | None, shown: str) -> None:
+    """Note that a link named something that is not there; shown until the user picks another one."""
+    text = f"The link names the {what} {md(asked)}, which does not exist here; showing {md(shown)}."
+    st.session_state.setdefault(NOTICES_KEY, {})[what.split()[0]] = (text, shown)
+
+
+def _show_notices(current: dict[str, str]) -> None:
+    notices = st.session_state.get(NOTICES_KEY, {})
+    for what, (text, shown) in list(notices.items()):
+        if current.get(what) == shown:
+            st.warning(text)  # above the page, not at the foot of the sidebar: the link brought the user here
+        else:
+            del notices[what]  # the user moved on
 
 
 def _pick_dataset():
@@ -25,7 +53,10 @@ def _pick_dataset():
     options = list(bundled) + [OWN_FILE]
     k = key(PAGE, "dataset")
     if st.session_state.get(k) not in options:
+        asked = (st.session_state.get(LINK_KEY) or {}).get("dataset")
         st.session_state[k] = options[0]
+        if asked:
+            _link_notice("dataset", asked, options[0])
     choice = st.sidebar.selectbox("Dataset", options, key=k,
                                   help="Bundled sample datasets, or a path to your own JSONL file or folder.")
     if choice == OWN_FILE:
@@ -48,6 +79,9 @@ def _pick_question(ds):
     by_id = {q.id: q for q in ds.questions}
     k = key(PAGE, "question")
     if st.session_state.get(k) not in by_id:
+        asked = (st.session_state.get(LINK_KEY) or {}).get("question")
+        if asked and st.session_state.get(k) == asked:
+            _link_notice(f"question (in {ds.name})", asked, ids[0])
         st.session_state[k] = ids[0]
     qid = st.sidebar.selectbox(f"Question ({len(ids)})", ids, key=k,
                                format_func=lambda i: question_label(by_id[i]),
@@ -79,8 +113,11 @@ def _test_connection(choice: ModelChoice) -> None:
     with st.spinner(f"Calling {md(choice.model)}…"):  # spinner text is Markdown
         ok, message, seconds = LLMClient(LLMConfig(model=choice.model, api_base=choice.api_base,
                                                    cache_mode="off", timeout_s=20)).test_connection()
-    (st.success if ok else st.error)(f"{'Connected' if ok else 'Failed'} in {seconds:.1f} s", icon="✅" if ok else "⚠️")
-    st.text(message)
+    if ok:
+        st.success(f"Connected in {seconds:.1f} s", icon="✅")
+        st.text(message)
+    else:  # the same short message, with what to do, as the pages give
+        render_failure(st, f"Failed in {seconds:.1f} s", message, model=choice.model)
 
 
 def render() -> Selection | None:
@@ -93,9 +130,11 @@ def render() -> Selection | None:
         return None
     question = _pick_question(ds)
     model = _pick_model()
+    st.session_state.pop(LINK_KEY, None)  # checked: later changes are the user's own
+    _show_notices({"dataset": st.session_state[key(PAGE, "dataset")], "question": question.id})
     choice = st.session_state[key(PAGE, "dataset")]
-    if choice != OWN_FILE:
-        st.query_params.update({"dataset": choice, "question": question.id})
+    own = st.session_state.get(key(PAGE, "own_path"), "").strip()
+    st.query_params.update({"dataset": choice if choice != OWN_FILE else FILE_PREFIX + own, "question": question.id})
     selection = Selection(dataset=ds, question=question, model=model)
     st.session_state[SELECTION_KEY] = selection
     return selection

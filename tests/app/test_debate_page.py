@@ -1,5 +1,5 @@
 """Debate page: the real released Llama-3.3-70B trace (early stop, no round-2 aggregation) opened from a
-file, the truth overlay, a live offline run, and a bad trace file."""
+file, the truth overlay, a live offline run, a bad trace file, and a failing hosted model."""
 
 from streamlit.testing.v1 import AppTest
 
@@ -84,3 +84,27 @@ def test_run_with_the_offline_model():
     calls = next(f.value for f in at.dataframe if "step" in f.value.columns)
     madam = calls[calls["method"] == "madam"]
     assert set(calls["method"]) == {"madam", "no_rag"} and len(madam) == 7
+
+
+def test_a_fresh_tab_shows_the_cached_debate_instead_of_press_run():
+    at = _debate()
+    at.button(key="debate.run").click().run()  # the replies are now in the on-disk cache
+    fresh = _debate()  # a new session (a shared link opened in a new tab): nothing run in it yet
+    assert not any("Press Run" in i.value for i in fresh.info)
+    assert list(_frame(fresh, "trajectory")["round 1"]) == ["3,559", "3,559", "unknown"]
+    other = _debate()
+    other.selectbox(key="app.question").set_value("ramdocs-0100").run()  # never debated: nothing cached
+    assert any("Press Run" in i.value for i in other.info)
+
+
+def test_a_failing_hosted_model_is_one_short_message(monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    at = _debate()
+    at.text_input(key="app.model").set_value("openai/gpt-4o-mini").run()
+    at.button(key="debate.run").click().run()
+    assert not at.exception, at.exception
+    assert [e.value for e in at.error] == ["MADAM-RAG failed on this question:"]
+    assert ("No API key for openai: set OPENAI_API_KEY (environment or .streamlit/secrets.toml), or choose the "
+            "offline model") in [t.value for t in at.text]
+    (details,) = [x for x in at.expander if x.label == "Provider message"]
+    assert "Missing credentials" in details.text[0].value

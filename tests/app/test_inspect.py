@@ -1,8 +1,11 @@
-"""The Inspect home page: columns per method, truth verdicts, charts, download, and URL round trip."""
+"""The Inspect home page: columns per method, truth verdicts, charts, download, URL round trip, and a failing
+hosted model explained once per cause."""
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from backend.methods import ALL_METHODS, METHODS
+from components.safe import md
 from tests.conftest import ROOT
 
 APP = str(ROOT / "app.py")
@@ -38,3 +41,51 @@ def test_query_params_restore_the_view():
     at.multiselect(key="inspect.methods").set_value(["no_rag", "vanilla_rag"]).run()
     assert at.query_params["methods"] == ["no_rag,vanilla_rag"] or at.query_params["methods"] == "no_rag,vanilla_rag"
     assert at.query_params["question"] in ("ramdocs-0002", ["ramdocs-0002"])
+
+
+def test_stage1_is_reported_apart_from_the_questions_own_calls():
+    """On a multi-source dataset RA-RAG's stage 1 runs first (with its own progress bar) and its cost is shown
+    as dataset-level work under the column and in the table, not folded into the question's calls."""
+    at = AppTest.from_file(APP, default_timeout=300)
+    at.query_params.update({"dataset": "multisource", "question": "ms-0003", "methods": "ra_rag"})
+    at.run()
+    assert not at.exception, at.exception
+    captions = [c.value for c in at.caption]
+    stage1 = next(c for c in captions if c.startswith("Dataset-level"))
+    assert "once per dataset and model: RA-RAG stage 1" in stage1 and "calls" in stage1
+    question_calls = next(c for c in captions if " · " in c and c.split(" ")[1] in ("call", "calls"))
+    frame = next(f.value for f in at.dataframe if "method" in f.value.columns)
+    row = frame.set_index("method").loc["ra_rag"]
+    assert row["dataset-level calls"] > 100 > row["calls"] and question_calls.startswith(f"{row['calls']} call")
+
+
+SECRET = "sk-inspect-FAKE-0123456789abcdef"
+
+
+@pytest.mark.parametrize("model, api_base, message", [
+    ("openai/gpt-4o-mini", "",
+     "No API key for openai: set OPENAI_API_KEY (environment or .streamlit/secrets.toml), or choose the offline model"),
+    ("ollama/llama3", "http://127.0.0.1:9", "Cannot reach http://127.0.0.1:9: is the server running?"),
+])
+def test_a_failing_hosted_model_says_why_once(monkeypatch, model, api_base, message):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", SECRET)  # a key in the environment never reaches the screen
+    at = AppTest.from_file(APP, default_timeout=180)
+    at.query_params["methods"] = "no_rag,vanilla_rag,madam"
+    at.run()
+    at.text_input(key="app.model").set_value(model).run()
+    at.text_input(key="app.api_base").set_value(api_base).run()
+    at.button(key="inspect.run").click().run()
+    assert not at.exception, at.exception
+    assert [e.value for e in at.error] == [md(message)]  # one cause: one message, not one per method
+    (details,) = [x for x in at.expander if x.label.startswith("Details")]
+    assert details.label == r"Details (3 methods: no\_rag, vanilla\_rag, madam)"
+    raw = [t.value for t in details.text]
+    assert raw and all(t.startswith(f"model call failed: {model}: ") for t in raw)
+    problem = message.split(": ")[0]
+    outside = [t.value for t in at.text if t.value not in raw]
+    assert outside.count(problem) == 3 and not any("litellm" in t for t in outside)  # columns: the cause only
+    frame = next(f.value for f in at.dataframe if "method" in f.value.columns)
+    assert list(frame["error"]) == [problem] * 3  # the table too: the cause, not the provider text
+    shown = [e.value for kind in ("error", "text", "caption", "markdown") for e in getattr(at, kind)]
+    assert not any(SECRET in s for s in shown + [str(frame)])

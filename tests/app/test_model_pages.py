@@ -40,9 +40,29 @@ def test_inspect_runs_baselines_then_calls_page_lists_them():
     assert list(calls["method"]) == ["vanilla_rag"]
     shown = "\n".join(c.value for c in at.code)
     assert "Question: What is the population of Broken Bow?" in shown and "3,559" in shown
+    assert set(calls["question"]) == {"ramdocs-0001"} and set(calls["dataset"]) == {"ramdocs_dev"}
+    # clearing the cache asks first, says how many replies go, and can be cancelled
     at.button(key="calls.clear_cache").click().run()
+    warning = at.warning[0].value
+    assert "This deletes" in warning and "cached replies" in warning
+    at.button(key="calls.cancel").click().run()
+    assert not at.warning and "0 cached replies" not in " ".join(c.value for c in at.caption)
+    at.button(key="calls.clear_cache").click().run()
+    at.button(key="calls.confirm").click().run()
     assert not at.exception
+    assert at.success and at.success[0].value.startswith("Deleted ") and "cached repl" in at.success[0].value
     assert "0 cached replies" in " ".join(c.value for c in at.caption)
+
+
+def test_calls_page_shows_the_selected_question_by_default():
+    at = _on("pages/inspect.py")  # runs ramdocs-0001
+    at.switch_page("pages/calls.py").run()
+    at.selectbox(key="app.question").set_value("ramdocs-0002").run()  # nothing ran for this one yet
+    assert not at.exception, at.exception
+    assert any("No model calls yet for this question" in i.value for i in at.info)
+    at.toggle(key="calls.this_question").set_value(False).run()
+    calls = next(f.value for f in at.dataframe if "step" in f.value.columns)
+    assert set(calls["question"]) == {"ramdocs-0001"}
 
 
 def test_rerun_is_served_from_cache():
@@ -63,3 +83,18 @@ def test_test_connection_with_offline_model():
     assert not at.exception, at.exception
     assert at.success and "Connected" in at.success[0].value
     assert "ready" in " ".join(t.value for t in at.text)
+
+
+def test_test_connection_failure_is_the_short_message(monkeypatch):
+    secret = "sk-sidebar-FAKE-0123456789abcdef"
+    monkeypatch.setenv("OPENAI_API_KEY", secret)  # set, but the provider is unknown: the key must not show
+    at = AppTest.from_file(APP, default_timeout=180).run()
+    at.text_input(key="app.model").set_value("nosuchprovider/x").run()
+    at.button(key="app.test_connection").click().run()
+    assert not at.exception, at.exception
+    assert len(at.error) == 1 and at.error[0].value.startswith("Failed in ") and not at.success
+    texts = [t.value for t in at.text]
+    assert "litellm does not know the provider 'nosuchprovider': check the model name (provider/model)" in texts
+    (details,) = [x for x in at.expander if x.label == "Provider message"]
+    assert "LLM Provider NOT provided" in details.text[0].value
+    assert not any(secret in s for s in texts + [e.value for e in at.error])

@@ -91,9 +91,53 @@ def test_dataset_page_retrieval_preview_builds_index_and_shows_hits():
     if build:  # the index may already be on disk from another test of this session
         build[0].click().run()
     assert not at.exception, at.exception
+    assert not [b for b in at.button if b.key == "dataset.build_index"]  # gone once the index is built
     hits = next(f.value for f in at.dataframe if "own document" in f.value.columns)
     assert len(hits) == 3 and bool(hits["own document"].iloc[0])
     assert "type" not in hits.columns  # truth hidden
     at.slider(key="dataset.k").set_value(5).run()
     hits = next(f.value for f in at.dataframe if "own document" in f.value.columns)
     assert list(hits["rank"]) == [1, 2, 3, 4, 5]
+
+
+def test_a_link_to_an_unknown_dataset_or_question_says_so():
+    at = _app()
+    at.query_params["dataset"] = "no_such_dataset"
+    at.run()
+    assert not at.exception, at.exception
+    warnings = [w.value for w in at.warning]
+    assert len(warnings) == 1 and "no\\_such\\_dataset" in warnings[0] and "ramdocs\\_dev" in warnings[0]
+    at.run()  # still said on the next rerun (the offline model's auto-run reruns the page)
+    assert len(at.warning) == 1
+    at = _app()
+    at.query_params.update({"dataset": "multisource", "question": "ms-9999"})
+    at.run()
+    warnings = [w.value for w in at.warning]
+    assert len(warnings) == 1 and "ms\\-9999" in warnings[0] and "multisource" in warnings[0]
+    at.selectbox(key="app.question").set_value("ms-0002").run()
+    assert not at.warning  # the user moved on
+    assert at.query_params["question"] == ["ms-0002"] or at.query_params["question"] == "ms-0002"
+
+
+def test_a_known_link_raises_no_notice_and_own_files_go_into_the_url(tmp_path):
+    import shutil
+
+    from backend.paths import SAMPLE_DATA
+
+    at = _app()
+    at.query_params.update({"dataset": "scenarios", "question": "sc-0002"})
+    at.run()
+    assert not at.exception and not at.warning
+    path = tmp_path / "mine.jsonl"
+    shutil.copy(SAMPLE_DATA / "ramdocs_dev" / "questions.jsonl", path)
+    at.selectbox(key="app.dataset").set_value("Your own file…").run()
+    at.text_input(key="app.own_path").set_value(str(path)).run()
+    assert not at.exception, at.exception
+    dataset = at.query_params["dataset"]
+    assert (dataset[0] if isinstance(dataset, list) else dataset) == f"file:{path}"
+    # and the link opens that file again in a new session
+    again = _app()
+    again.query_params.update({"dataset": f"file:{path}", "question": "ramdocs-0003"})
+    again.run()
+    assert not again.exception and not again.warning
+    assert again.selectbox(key="app.question").value == "ramdocs-0003"

@@ -89,6 +89,8 @@ def test_a_failing_stage_1_is_an_error_message_not_a_traceback(monkeypatch):
         assert not at.exception, at.exception
         assert [e.value for e in at.error] == ["Stage 1 (source reliability) failed:"]
         assert any("openai/gpt-4o-mini" in t.value and "auth" in t.value for t in at.text)
+        assert ("No API key for openai: set OPENAI_API_KEY (environment or .streamlit/secrets.toml), or choose the "
+                "offline model") in [t.value for t in at.text]
         assert not [f for f in at.dataframe if "ROUGE-1 P" in f.value.columns]  # the run was skipped
 
 

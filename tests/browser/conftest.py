@@ -59,3 +59,13 @@ def browser():
         b = p.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
         yield b
         b.close()
+
+
+def write_report(tmp_path, question: str = "@1"):
+    """``python -m backend inspect --html`` on a ramdocs_dev question with every method; the report's path."""
+    out = tmp_path / "report.html"
+    proc = subprocess.run([sys.executable, "-m", "backend", "inspect", "--dataset", "sample_data/ramdocs_dev",
+                           "--question", question, "--methods", "all", "--html", str(out), "--cache-dir", str(tmp_path)],
+                          capture_output=True, text=True, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    return out

@@ -1,21 +1,14 @@
 """The HTML report opens in Chromium with no network and shows every method's answer and its charts."""
 
-import subprocess
-import sys
-
 import pytest
 
-from tests.conftest import ROOT
+from tests.browser.conftest import write_report
 
 pytestmark = pytest.mark.browser
 
 
 def test_inspect_html_report_opens_offline(browser, tmp_path):
-    out = tmp_path / "report.html"
-    proc = subprocess.run([sys.executable, "-m", "backend", "inspect", "--dataset", "sample_data/ramdocs_dev",
-                           "--question", "@1", "--methods", "all", "--html", str(out), "--cache-dir", str(tmp_path)],
-                          capture_output=True, text=True, cwd=ROOT)
-    assert proc.returncode == 0, proc.stderr
+    out = write_report(tmp_path)
     html = out.read_text()
     assert "<script src=" not in html  # nothing to fetch
     context = browser.new_context(offline=True)

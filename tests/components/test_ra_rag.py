@@ -4,9 +4,11 @@ import pytest
 
 from backend.llm.providers import scripted
 from backend.methods.ra_rag import RARAG
+from backend.report.layout import NO_DATA
 from backend.schema import ReliabilityEstimate, ReliabilityIteration, Source, SourceReliability
 from components import ra_rag as view
 from tests.methods.test_ra_rag import FIG3, _fig3_estimate, _fig3_question, _fig3_reply, _scripted_ctx
+from tests.test_report_layout import assert_legend_clear_of_axis_titles
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +37,7 @@ def test_walk_and_votes(fig3):
     walk = view.walk_frame(trace)
     assert list(walk["step"]) == ["✔ selected"] * 3 + ["⤼ skipped (IDK)", "✔ selected", "∅ never queried"]
     summary = view.walk_summary(trace)
-    assert "asked 5 of 6 sources (5 model calls" in summary and "1 more call(s)" in summary
+    assert "asked 5 of 6 sources (5 model calls" in summary and "1 more call was made" in summary
     fig = view.votes_figure(trace)
     bars = {d.name: dict(zip(d.x, d.y)) for d in fig.data}
     assert set(bars) == {"MV → southern ocean", "WMV → atlantic ocean", "RA-RAG (κ-RRSS) → atlantic ocean"}
@@ -58,6 +60,7 @@ def test_reliability_figures():
     scatter = view.reliability_figure(report, show_truth=True)
     assert list(scatter.data[0].x) == [0, 1] and list(scatter.data[1].text) == ["a"]  # "b" has no estimate
     assert scatter.layout.xaxis.title.text == "true reliability p (ground truth)"
+    assert_legend_clear_of_axis_titles(scatter)
     hidden = view.reliability_report(est, truth, show_truth=False)
     assert all(s["true_reliability"] is None for s in hidden["sources"])
     assert "true p" not in view.reliability_frame(hidden, show_truth=False).columns
@@ -65,6 +68,48 @@ def test_reliability_figures():
     conv = view.convergence_figure(est)
     assert [d.name for d in conv.data] == ["pseudo-labels changed", "a", "b"]
     assert list(conv.data[1].y) == [0.7, 0.8] and conv.layout.title.text.startswith("Stage 1 convergence: 2 iter")
+
+
+def test_votes_figure_labels_every_answer_and_keeps_its_legend_clear(fig3):
+    _, trace = fig3
+    fig = view.votes_figure(trace)
+    x = fig.layout.xaxis
+    assert x.tickmode == "array" and list(x.tickvals) == list(fig.data[0].x) and x.automargin
+    assert fig.layout.yaxis.automargin and fig.layout.margin.b >= 40  # room for the x axis title
+    assert fig.layout.yaxis.range[1] > max(max(d.y) for d in fig.data)  # room for the value above the tallest bar
+    assert_legend_clear_of_axis_titles(fig)
+
+
+def _history(sources: int) -> ReliabilityEstimate:
+    names = [f"source-{i}" for i in range(sources)]
+    return ReliabilityEstimate(
+        sources=[SourceReliability(name=n, estimated=0.5, weight=0.0) for n in names], questions=163, iterations=3,
+        converged=True, history=[ReliabilityIteration(iteration=i, weights=[0.0] * sources, estimated=[0.5] * sources,
+                                                      changed=c) for i, c in ((1, 163), (2, 7), (3, 0))])
+
+
+def test_convergence_counts_in_whole_numbers_and_its_legend_never_covers_an_axis_title():
+    figs = [view.convergence_figure(_history(n)) for n in (1, 10, 40)]
+    for fig in figs:
+        changed, iteration = fig.layout.yaxis2, fig.layout.xaxis
+        assert changed.title.text == "pseudo-labels changed (questions)"  # the right axis counts questions
+        assert changed.tickformat == "d" and changed.tickmode == "linear" and changed.dtick == int(changed.dtick) >= 1
+        assert iteration.tickformat == "d" and iteration.dtick == 1 and iteration.title.text == "iteration"
+        assert changed.automargin and fig.layout.yaxis.automargin and fig.layout.margin.r >= 40
+        assert_legend_clear_of_axis_titles(fig)  # a legend on the right sat on the right axis's title
+    heights = [f.layout.height for f in figs]
+    assert heights == sorted(heights) and heights[0] < heights[-1]  # 40 sources: a taller legend, same plot
+
+
+def test_charts_with_nothing_to_draw_say_so(fig3):
+    _, trace = fig3
+    nothing = ReliabilityEstimate(sources=[SourceReliability(name="a", estimated=None, weight=0.0)], questions=0,
+                                  iterations=0, converged=False, history=[])
+    for fig in (view.votes_figure(trace.model_copy(update={"votes": []})),
+                view.reliability_figure(view.reliability_report(nothing, [], False), show_truth=False),
+                view.convergence_figure(nothing)):
+        assert not fig.data and fig.layout.title.text
+        assert fig.layout.annotations[0].text.startswith(NO_DATA)
 
 
 # --- panels, rendered alone with AppTest.from_function ------------------------------------------------------
@@ -98,3 +143,26 @@ def test_question_panel_renders_alone(fig3):
     at = AppTest.from_function(_question_panel, args=(failed.model_dump_json(), False))
     at.run()
     assert at.error[0].value == "RA-RAG failed on this question:" and at.text[0].value == "model call failed: <b>x</b>"
+
+
+def test_weighting_that_cannot_separate_says_so(fig3):
+    _, trace = fig3
+    assert view.weighting_note(trace) is None  # Fig. 3's weights do separate the answers
+    zero = trace.model_copy(deep=True)
+    for s in zero.sources:
+        s.weight = 0.0
+    for v in zero.votes:
+        v.wmv = v.rrss = 0.0
+    assert "cannot separate" in view.weighting_note(zero)
+    names = [d.name for d in view.votes_figure(zero).data]
+    assert "WMV → no separation (weights cannot decide)" in names and "MV → southern ocean" in names
+    one = trace.model_copy(update={"sources": trace.sources[:1]})
+    assert view.weighting_note(one).startswith("One source")
+    assert view.weighting_note(trace.model_copy(update={"per_document": True})) is None
+
+
+def test_truth_columns_come_first_when_asked(fig3):
+    question, trace = fig3
+    frame = view.source_frame(trace, question, {}, show_truth=True, true_reliability={})
+    assert list(frame.columns)[:5] == ["rank", "source", "true p", "answer type (EM)", "document types"]
+    assert "true p" not in view.source_frame(trace, question, {}, show_truth=False).columns

@@ -188,6 +188,23 @@ def test_calls_carry_declared_steps_and_true_parents(name, case, datasets):
             assert by_id[parent].ended_at <= call.started_at, f"{call.id} started before its parent {parent} ended"
 
 
+@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize("name", NAMES)
+def test_answers_rest_only_on_documents_the_method_read(name, case, datasets):
+    """``support`` (the document x method map, ``inspect --json``) names only documents whose text was in one of
+    the method's prompts: a method that read no document (closed book) rests on none."""
+    ds = strip_truth(datasets[case])
+    q = _remembering(ds.questions[1])
+    result = _runner(ds).run(q, [name])[name]
+    prompts = " ".join(" ".join(m["content"].split()) for c in result.calls for m in c.messages)
+    texts = {d.id: " ".join(d.text.split()) for d in q.documents}
+    read = {i for i, t in texts.items() if t in prompts}
+    cited = {i for ids in result.support.values() for i in ids}
+    assert cited <= read, f"{name} rests on documents it never read: {sorted(cited - read)}"
+    if not read:
+        assert not cited
+
+
 def test_every_method_is_covered():
     """The registry is what the contract runs over; the seven names are stable (CLI, JSON, URLs)."""
     from backend.methods import ALL_METHODS
