@@ -103,3 +103,13 @@ def test_empty_comparisons_say_no_data_instead_of_an_empty_frame():
                 view.support_figure({"a": r("a")}, Question(id="q", question="?", documents=[]), True)):
         assert not fig.data
         assert fig.layout.annotations[0].text.startswith(NO_DATA) and fig.layout.title.text
+
+
+def test_method_names_slant_when_long_row_labels_leave_their_columns_too_little_room():
+    """ramdocs-0007 with truth on: 'ramdocs-0007-d2 · misinformation' takes the left margin, and four method names
+    side by side would run into each other (seen in Chromium: "no_ragvanilla_rag")."""
+    docs = [Document(id=f"ramdocs-0007-d{i}", text="t") for i in range(1, 5)]
+    q = Question(id="q", question="Who?", documents=docs)
+    results = {m: r(m, ["x"]) for m in ("ra_rag", "madam", "no_rag", "vanilla_rag")}
+    assert view.support_figure(results, q, show_truth=True).layout.xaxis.tickangle == -45
+    assert view.agreement_figure(results).layout.xaxis.tickangle == 0  # short row labels: room enough

@@ -22,7 +22,7 @@ STANDOFF_PX = 8        # between tick labels and the axis title
 LEGEND_ROW_PX = 22     # one row of a horizontal legend
 LEGEND_WIDTH_PX = 800  # a plot across the app's main column; a legend wider than estimated pushes the plot down
 MIN_HEIGHT = 260       # below this a one-row chart is mostly title and axis titles
-HEATMAP_PLOT_PX = 400  # the plot area of a heat map in half the report's page (the app's columns are as wide)
+HEATMAP_CHART_PX = 540  # a heat map's whole width in half the report's page (the app's columns at 1,400 px too)
 NO_DATA = "No data"
 
 
@@ -50,10 +50,12 @@ def size_heatmap(fig: go.Figure, row_px: int) -> go.Figure:
     margin fits the longest row label plus the axis title, and every row and column carries its label."""
     heat = fig.data[0]
     rows, cols = list(heat.y), list(heat.x)
-    slanted = len(cols) * (label_px(cols) + 16) > HEATMAP_PLOT_PX  # column labels that would collide: slant them
+    left = label_px(rows) + AXIS_TITLE_PX
+    plot_px = max(HEATMAP_CHART_PX - left - 10, 100)  # long row labels leave the columns less room
+    slanted = len(cols) * (label_px(cols) + 16) > plot_px  # column labels that would collide: slant them
     bottom = AXIS_TITLE_PX + (int(0.75 * label_px(cols)) if slanted else 20)
     fig.update_layout(height=max(MIN_HEIGHT, TITLE_PX + bottom + row_px * len(rows)),
-                      margin=dict(t=TITLE_PX, b=bottom, l=label_px(rows) + AXIS_TITLE_PX, r=10))
+                      margin=dict(t=TITLE_PX, b=bottom, l=left, r=10))
     fig.update_yaxes(autorange="reversed", title_standoff=STANDOFF_PX, **every_category(rows))
     fig.update_xaxes(tickangle=-45 if slanted else 0, title_standoff=STANDOFF_PX, **every_category(cols))
     return fig
