@@ -47,6 +47,7 @@ class Runner:
     _stripped: Dataset | None = None
     _prepared: dict[tuple[str, str], tuple[BaseModel, Preparation]] = field(default_factory=dict)
     _inflight: dict[tuple[int, str, str], asyncio.Task] = field(default_factory=dict)
+    _keys: dict[str, str | None] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self._client = LLMClient(self.llm, cache=self.cache, api_key=self.api_key, log=self.log)
@@ -79,10 +80,11 @@ class Runner:
 
     def prepare_key(self, name: str) -> str | None:
         """The key of ``name``'s artefact for this dataset, model and parameters (None: nothing to prepare)."""
-        method = self.method(name)
-        if method.prepared_type is None:
-            return None
-        return method.prepare_key(self.stripped, self.context(name))
+        if name not in self._keys:  # dataset, model and parameters are fixed per runner; the key hashes the data
+            method = self.method(name)
+            self._keys[name] = (None if method.prepared_type is None
+                                else method.prepare_key(self.stripped, self.context(name)))
+        return self._keys[name]
 
     def prepared(self, name: str) -> BaseModel | None:
         """``name``'s artefact if already computed (by this runner or in the on-disk cache); never computes."""

@@ -57,9 +57,14 @@ def _params(calibration: int | None, method_params: dict | None) -> dict:
 
 
 def runner(selection: Selection, evidence_mode: str = "given", calibration: int | None = None,
-           method_params: dict | None = None) -> Runner:
+           method_params: dict | None = None, replay: bool = False) -> Runner:
+    """``replay``: answer from the reply cache only (a miss is an error) and log nothing: reading the cache is not
+    a call this session made (the results carry their calls)."""
     secrets_to_env()
-    return Runner(selection.dataset, llm=llm_config(selection), cache=call_cache(), log=call_log(),
+    cfg = llm_config(selection)
+    if replay:
+        cfg = cfg.model_copy(update={"cache_mode": "replay"})
+    return Runner(selection.dataset, llm=cfg, cache=call_cache(), log=None if replay else call_log(),
                   evidence_mode=evidence_mode, method_params=_params(calibration, method_params))
 
 
@@ -93,12 +98,7 @@ def replayed(selection: Selection, methods: list[str], **settings) -> dict[str, 
     misses = st.session_state.setdefault(REPLAY_MISSES, set())
     if k in misses:
         return None
-    secrets_to_env()
-    cfg = llm_config(selection).model_copy(update={"cache_mode": "replay"})
-    # no session log: replaying is reading the cache, not calls this session made (the results carry them)
-    run = Runner(selection.dataset, llm=cfg, cache=call_cache(), evidence_mode=settings.get("evidence_mode", "given"),
-                 method_params=_params(settings.get("calibration"), settings.get("method_params")))
-    results = run.run(selection.question, methods)
+    results = runner(selection, replay=True, **settings).run(selection.question, methods)
     if any(r.error for r in results.values()):
         misses.add(k)
         return None

@@ -25,7 +25,7 @@ from backend.llm.client import LLMConfig
 from backend.llm.providers import scripted
 from backend.llm.tasks import TASKS
 from backend.methods import METHODS
-from backend.methods.base import Method
+from backend.methods.base import Method, run_sync
 from backend.paths import SAMPLE_DATA
 from backend.runner import Runner
 from backend.schema import (TRACES, Dataset, DocLabel, MethodResult, Question, Source, strip_truth,
@@ -62,14 +62,8 @@ def _run_direct(name: str, ds: Dataset, question: Question, model: str = "offlin
     ctx = runner.context(name)
     artefact = None
     if method.prepared_type is not None and method.prepare_key(ds, ctx) is not None:
-        artefact = _sync(method.prepare(ds, ctx))
+        artefact = run_sync(method.prepare(ds, ctx))
     return artefact, method.run(question, runner.context(name, artefact))
-
-
-def _sync(coro):
-    from backend.methods.base import run_sync
-
-    return run_sync(coro)
 
 
 # --- ground truth never matters ---------------------------------------------------------------------------
