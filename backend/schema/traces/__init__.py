@@ -10,6 +10,14 @@ from typing import Annotated, Union
 
 from pydantic import Field
 
+from backend.schema.traces.astute import (
+                                         AstuteDropped,
+                                         AstuteGeneration,
+                                         AstuteGroup,
+                                         AstutePassage,
+                                         AstuteRound,
+                                         AstuteTrace,
+)
 from backend.schema.traces.baselines import BaselineTrace
 from backend.schema.traces.madam import (
                                          MadamAgent,
@@ -30,11 +38,12 @@ from backend.schema.traces.ra_rag import (
                                          SourceReliability,
 )
 
-TRACES = (BaselineTrace, RARAGTrace, MadamTrace)
+TRACES = (BaselineTrace, RARAGTrace, AstuteTrace, MadamTrace)
 
 #: The union ``MethodResult.trace`` holds, discriminated by ``kind``.
 Trace = Annotated[Union[TRACES], Field(discriminator="kind")]  # noqa: UP007 - Union over a runtime tuple
 
-__all__ = ["TRACES", "Trace", "BaselineTrace", "MadamAgent", "MadamAggregation", "MadamAnswerSupport", "MadamRound",
+__all__ = ["TRACES", "Trace", "AstuteDropped", "AstuteGeneration", "AstuteGroup", "AstutePassage", "AstuteRound",
+           "AstuteTrace", "BaselineTrace", "MadamAgent", "MadamAggregation", "MadamAnswerSupport", "MadamRound",
            "MadamTrace", "MadamTurn", "RAEntailment", "RARAGTrace", "RASourceAnswer", "RAVote", "RAWalkStep",
            "ReliabilityEstimate", "ReliabilityIteration", "SourceReliability"]
