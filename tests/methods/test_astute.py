@@ -317,3 +317,11 @@ def test_cli_inspect_json_reports_two_calls_and_groups(tmp_path):
     r = json.loads(proc.stdout)["results"]["astute"]
     assert len(r["calls"]) == 2 and r["trace"]["kind"] == "astute" and r["answers"] == ["3,559"]
     assert r["trace"]["rounds"][-1]["groups"][0]["documents"] == [2, 3]
+
+
+def test_consolidation_rounds_without_answers_call_two_groups_a_conflict(ramdocs):
+    r = _offline(ramdocs.question("@4"), iterations=2)
+    first, final = r.trace.rounds
+    assert first.step == "consolidate_round_1" and not first.final and len(first.groups) > 1
+    assert all(g.answer is None for g in first.groups) and first.conflict
+    assert final.final and final.conflict and all(g.answer for g in final.groups)

@@ -8,8 +8,14 @@ no answer are excluded as irrelevant; the rest are grouped by the answer they su
 
 Confidence of a group = its passages / all passages that gave an answer, +0.1 when it mixes memory and
 external passages (cross-source confirmation), capped at 1.0, 2 decimals. The final answer is the group
-with the highest confidence; ties go to a mixed-source group, then the larger group, then the group with
-the lowest document number.
+with the highest confidence; ties go to a mixed-source group, then to the model's own memory over retrieved
+passages (a memory passage is only there when the model was sure enough to write one) unless the question
+asks for up-to-date information (``common.recency_cue``: "latest", "currently", a recent year...), where
+retrieved passages win; then to the larger group, then to the group whose passages the reader finds more
+relevant in sum ("thoroughness"), then to the group with the lowest document number.
+
+``prompt_mode == "structured"`` (the method's format block) gets ``<GROUP>``, ``<EXCLUDED>`` and
+``<CANDIDATE>`` tags instead of the paper-style ``Document k (source: ...)`` lines.
 
 ``answer_mode == "multi"`` (RAMDocs/AmbigDocs: several valid answers) tags the best group and every group
 that either (a) has at least half the best group's confidence and at least ``min(2, best group's size)``
@@ -42,6 +48,7 @@ class _Group:
     summary: str
     confidence: float
     entity: tuple[str, ...] | None = None
+    relevance: float = 0.0   # summed reader relevance of its passages ("thoroughness" on a tie)
 
 
 def _groups(fields: Fields) -> list[_Group]:
@@ -62,7 +69,7 @@ def _groups(fields: Fields) -> list[_Group]:
         conf = len(g.members) / total + (MIXED_BONUS if source == "both" else 0.0)
         entity = next((e for s in sentences if (e := entity_of(s, question))), None)
         out.append(_Group(k, g.answer, [i + 1 for i in g.members], source, " ".join(sentences),
-                          round(min(1.0, conf), 2), entity))
+                          round(min(1.0, conf), 2), entity, sum(readings[i].relevance for i in g.members)))
     return out
 
 
@@ -83,7 +90,7 @@ def _group_lines(groups: list[_Group], structured: bool = False, n_passages: int
 def _best(groups: list[_Group], question: str) -> _Group:
     preferred = "external" if recency_cue(question) else "memory"
     return max(groups, key=lambda g: (g.confidence, g.source == "both", g.source == preferred, len(g.docs),
-                                      -g.docs[0]))
+                                      g.relevance, -g.docs[0]))
 
 
 def _final(groups: list[_Group], multi: bool, question: str) -> list[_Group]:

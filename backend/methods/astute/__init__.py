@@ -36,7 +36,8 @@ Choices the paper leaves open ([ours]):
   confirmation / unknown); the model's own label is kept beside it.
 * Derived categories (§3.4, P10): D0 passages no final group cites are excluded (irrelevant), with
   ``<EXCLUDED>`` in structured mode; a passage cited by two groups is ``split``; a round is a ``conflict``
-  when its groups propose answers that do not cluster together (``answers.cluster``).
+  when its groups propose answers that do not cluster together (``answers.cluster``); a p_con round proposes
+  no answers, so there two or more groups are a conflict (the prompt puts consistent passages in one group).
 * Output format (§3.6): ``prompt_mode="paper"`` (default) keeps the paper's prompts and reads the reply
   leniently; ``"structured"`` appends a ``<GROUP>/<CANDIDATE>/<EXCLUDED>`` format block. Both parse with the
   same reader, tags first.

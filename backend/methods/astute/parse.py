@@ -280,7 +280,9 @@ def parse_consolidation(raw: str, passages: list[AstutePassage]) -> Consolidatio
     excluded = sorted(set(numbers) - set(cited) | set(n for n in (excluded_tag or []) if n in numbers))
     split = sorted({n for n in cited if cited.count(n) > 1})
     answers = [g.answer for g in groups if g.answer and not is_idk(g.answer)]
-    conflict = len(cluster(answers)) > 1
+    # with candidate answers: do they differ? A p_con round proposes none; there, consistent passages share a
+    # group by the prompt's own rule, so two groups mean conflicting information
+    conflict = len(cluster(answers)) > 1 if answers else len(groups) > 1
     return Consolidation(groups, excluded, split, conflict, mode, notes)
 
 
