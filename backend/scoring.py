@@ -130,6 +130,63 @@ def evaluation(answers: list[str], question: Question) -> dict[str, Any]:
             "included wrong": [a for a in answers if answer_kind(a, question) == "wrong"]}
 
 
+# --- selective answering: RC-RAG's risk metrics (counterfactual-rag.md §5.1-5.2) ----------------------------
+
+Fold = Literal["AK", "AD", "UK", "UD"]
+FOLDS: tuple[Fold, ...] = ("AK", "AD", "UK", "UD")
+RISK_METRICS = ("risk", "carefulness", "alignment", "coverage")
+#: In the released RC-RAG code, not in the paper.
+CODE_ONLY_METRICS = ("overcaution", "recall")
+
+
+def candidate_answers(result: MethodResult) -> list[str] | None:
+    """The answer a method had before deciding whether to give it: RC-RAG's RAG answer (kept or not); for any
+    other method its answers when it answered, and None (unknown) when it abstained."""
+    trace = result.trace
+    if trace is not None and trace.kind == "counterfactual" and trace.rag is not None:
+        return [trace.rag.answer] if trace.rag.answer else []
+    if result.abstained or not predicted(result.answers):
+        return None
+    return result.answers
+
+
+def risk_fold(result: MethodResult, question: Question, reference: MethodResult | None = None) -> Fold | None:
+    """Answerable (A: the candidate answer is correct, ``accuracy``) or not (U), kept (K) or discarded (D).
+
+    RC-RAG labels a question by whether the RAG answer is right (§5.1). A method that abstains without a
+    candidate answer (RA-RAG, Astute RAG) is labelled by ``reference``'s answer (the keep-everything baseline,
+    vanilla RAG, answering the same question), else not at all (None). None too for errors and questions without
+    gold answers."""
+    if result.error or not question.gold_answers:
+        return None
+    answers = candidate_answers(result)
+    if answers is None and reference is not None and not reference.error:
+        answers = reference.answers
+    if answers is None:
+        return None
+    kept = not result.abstained and bool(predicted(result.answers))
+    return ("A" if accuracy(answers, question.gold_answers) else "U") + ("K" if kept else "D")  # type: ignore[return-value]
+
+
+def risk_metrics(folds: dict[str, int]) -> dict[str, float | None]:
+    """Percentages from fold counts: risk = UK/(AK+UK), carefulness = UD/(UK+UD), alignment = (AK+UD)/N,
+    coverage = (AK+UK)/N; overcaution = AD/(AD+UD) and recall = AK/(AK+AD) ([code] only). None when a
+    denominator is 0 (shown "n/a")."""
+    ak, ad, uk, ud = (int(folds.get(f, 0)) for f in FOLDS)
+    n = ak + ad + uk + ud
+
+    def pct(num: int, den: int) -> float | None:
+        return round(100 * num / den, 2) if den else None
+
+    return {"risk": pct(uk, ak + uk), "carefulness": pct(ud, uk + ud), "alignment": pct(ak + ud, n),
+            "coverage": pct(ak + uk, n), "overcaution": pct(ad, ad + ud), "recall": pct(ak, ak + ad)}
+
+
+def count_folds(folds: list[Fold | None]) -> dict[str, int]:
+    """Fold counts (unlabelled questions left out)."""
+    return {f: sum(1 for x in folds if x == f) for f in FOLDS}
+
+
 def doc_kind(doc: Document) -> str:
     """A document's true type for overlays: correct / misinfo / noise, or unlabelled."""
     return doc.label.type if doc.label else "unlabelled"

@@ -1,12 +1,12 @@
 """Counterfactual-prompting (RC-RAG) tasks of the offline model (counterfactual-rag.md §3, §4, §9).
 
-Passages are numbered 1..n in prompt order. "Support" for an answer = the passages whose reading
-clusters with it (``answers.cluster``); a "conflict" = a cluster of passages giving a different answer.
+Passages are numbered 0..n-1 in prompt order, as the paper's RAG prompt numbers them (``Passage-0``).
+"Support" for an answer = the passages whose reading clusters with it (``answers.cluster``); a "conflict" = a cluster of passages giving a different answer.
 
 * ``cf_answer``: the answer most passages support; the evidence is the single most relevant supporting
   passage (a model cites where it read the answer; citing one passage is what makes the quality
   counterfactual informative: re-answering without it keeps the answer only when another passage backs it).
-* ``cf_quality``: drop the cited passages (``previous_evidence``, 1-based; if absent, the most relevant
+* ``cf_quality``: drop the cited passages (``previous_evidence``, 0-based ids; if absent, the most relevant
   passage supporting the previous answer) and answer from the rest the same way; "I don't know" when none
   of the rest answers.
 * ``cf_usage``: repeats the previous answer (the overconfidence the paper observed).
@@ -34,7 +34,7 @@ def _top(readings: list[Reading], members: list[int]) -> int:
 def _answer_evidence(answer: str | None, cited: int | None, none_reason: str) -> str:
     if answer is None or cited is None:
         return f"Answer: {IDK}.\nEvidence: ## {none_reason} ##."
-    return f"Answer: {answer}.\nEvidence: ## Passage-{cited + 1} ##."
+    return f"Answer: {answer}.\nEvidence: ## Passage-{cited} ##."
 
 
 def cf_answer(fields: Fields) -> str:
@@ -45,15 +45,15 @@ def cf_answer(fields: Fields) -> str:
 
 
 def _excluded(fields: Fields, readings: list[Reading]) -> set[int]:
-    """0-based indices of the previously cited passages."""
+    """Indices (0-based, as the prompt numbers passages) of the previously cited passages."""
     cited = set()
     for v in fields.get("previous_evidence") or []:
         try:
             n = int(v)
         except (TypeError, ValueError):
             continue
-        if 1 <= n <= len(readings):
-            cited.add(n - 1)
+        if 0 <= n < len(readings):
+            cited.add(n)
     if not cited:
         support = supporting(readings, fields.get("previous_answer"))
         if support:
@@ -95,11 +95,11 @@ def cf_judge(fields: Fields) -> str:
     if n >= 2 and n > conflict:
         return f"$$ keep $$\n{n} passages support {answer}, more than any other answer ({conflict})."
     if n == 1 and conflict == 0 and readings[support[0]].relevance >= KEEP_RELEVANCE:
-        return f"$$ keep $$\nPassage-{support[0] + 1} supports {answer} and no passage contradicts it."
+        return f"$$ keep $$\nPassage-{support[0]} supports {answer} and no passage contradicts it."
     if n == 0:
         return f"$$ discard $$\nNo passage supports {answer}."
     if conflict == 0:
-        return f"$$ discard $$\nOnly Passage-{support[0] + 1} supports {answer}, and it is barely relevant."
+        return f"$$ discard $$\nOnly Passage-{support[0]} supports {answer}, and it is barely relevant."
     return (f"$$ discard $$\n{n} passage{'s' if n > 1 else ''} support{'' if n > 1 else 's'} {answer}, "
             f"against {conflict} for a different answer.")
 

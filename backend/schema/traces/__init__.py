@@ -19,6 +19,15 @@ from backend.schema.traces.astute import (
                                          AstuteTrace,
 )
 from backend.schema.traces.baselines import BaselineTrace
+from backend.schema.traces.counterfactual import (
+                                         CFBranch,
+                                         CFFusion,
+                                         CFMatch,
+                                         CFPassage,
+                                         CFReply,
+                                         CFRound,
+                                         CounterfactualTrace,
+)
 from backend.schema.traces.madam import (
                                          MadamAgent,
                                          MadamAggregation,
@@ -38,12 +47,13 @@ from backend.schema.traces.ra_rag import (
                                          SourceReliability,
 )
 
-TRACES = (BaselineTrace, RARAGTrace, AstuteTrace, MadamTrace)
+TRACES = (BaselineTrace, RARAGTrace, AstuteTrace, MadamTrace, CounterfactualTrace)
 
 #: The union ``MethodResult.trace`` holds, discriminated by ``kind``.
 Trace = Annotated[Union[TRACES], Field(discriminator="kind")]  # noqa: UP007 - Union over a runtime tuple
 
 __all__ = ["TRACES", "Trace", "AstuteDropped", "AstuteGeneration", "AstuteGroup", "AstutePassage", "AstuteRound",
-           "AstuteTrace", "BaselineTrace", "MadamAgent", "MadamAggregation", "MadamAnswerSupport", "MadamRound",
+           "AstuteTrace", "CFBranch", "CFFusion", "CFMatch", "CFPassage", "CFReply", "CFRound", "CounterfactualTrace",
+           "BaselineTrace", "MadamAgent", "MadamAggregation", "MadamAnswerSupport", "MadamRound",
            "MadamTrace", "MadamTurn", "RAEntailment", "RARAGTrace", "RASourceAnswer", "RAVote", "RAWalkStep",
            "ReliabilityEstimate", "ReliabilityIteration", "SourceReliability"]

@@ -1,0 +1,55 @@
+"""Counterfactual prompting for RAG risk control (RC-RAG): keep the RAG answer or abstain.
+
+Paper: Chen, Zhang, Guo, Fan, Cheng, *Controlling Risk of Retrieval-augmented Generation: A Counterfactual
+Prompting Framework* (Findings of EMNLP 2024, arXiv 2409.16146; seed 003). Spec: shared/methods/counterfactual-rag.md;
+[code] is the released code (ict-bigdatalab/RC-RAG). Files: ``prompts.py``, ``parse.py`` (reply parsing, refusal
+phrases, the match rule, fusion replies), ``method.py`` (the pipeline and the one-line reason).
+
+The paper's modules in order (§4):
+
+1. generation: the RAG answer with its evidence (passage ids or internal knowledge), step ``rag_answer``;
+2. generation, counterfactual: CF-quality ("your passages were poor") and CF-usage ("you used them improperly"),
+   each in its own conversation continuing the RAG turn (the assistant turn holds the parsed answer only, as
+   [code]), both branches concurrently, T rounds each (``cf_{scenario}_round_{t}``);
+3. judgment: a branch keeps when its answer is the same as the RAG answer in every round (exact, the RAG answer
+   inside it, token F1 > θ or ROUGE-L recall > θ; θ = 0.7 [code]; empty answers compare evidence), compared with
+   the RAG answer every round, stopping at the first change;
+4. fusion, only when the branches disagree: ``direct`` (the paper's default: the discarding branch is asked to keep
+   or discard, ``fusion_direct``), ``probability`` (both branches give the probability that their answer is right;
+   the more confident branch's judgment wins, a tie discards [code]; ``fusion_probability`` ×2) or ``safety``
+   ([code] only, not in the paper: any discard wins, no call);
+5. override: a kept RAG answer that is a refusal ("unknown") is discarded (§3.7).
+
+Cost: 1 + 2T calls, + 1 for direct selection or + 2 for probability comparison when the branches disagree; with the
+defaults 3 to 5 calls per question.
+
+Defaults are the paper's: ``k=3`` passages, ``iterations`` (T) = 1, ``fusion="direct"``, ``max_tokens=256``,
+temperature 0 (a model setting: ``LLMConfig.temperature``, default 0, applies to every call).
+
+Choices the paper leaves open ([ours]):
+
+* Passages: ``Passage-{i}: text`` with ids from 0 (the prompt's own example; pitfall 12). In ``retrieve`` mode the
+  top ``k`` are read; in ``given`` mode the dataset's documents for the question are the retrieved passages and all
+  are read (the dataset stands for the retriever's output).
+* Parsing (§3.2) follows [code] (the answer before the first "Evidence: ", the last ``##...##`` group as
+  evidence), except: passage ids of any length ([code] reads one digit), a trailing full stop is dropped from the
+  answer, and "don't know" / "do not know" join the refusal phrases (our models say "I don't know" where the
+  paper's said "unknown"). ``refusal_scope="answer"`` scans the answer only (pitfall 9; default: the whole output).
+* Match (pitfalls 2, 3): ``substring="faithful"`` (default) is [code]'s raw, case-sensitive containment;
+  ``"strict"`` uses normalised whole words. ROUGE-L recall comes from ``rouge_score`` with the Porter stemmer, as
+  [code]'s metric script.
+* Fusion replies (pitfalls 6, 7): the last ``$$ keep $$`` / ``$$ discard $$``, else the last bare word, else
+  discard ([code]'s ``$$`` regex never matches: ``$`` is an anchor); probabilities accept integers and
+  percentages ([code] reads "1" and "95%" as 0.0), unreadable -> 0.0, noted. The direct-selection decision applies
+  to the RAG answer (pitfall 8); the offline model is told that answer.
+* History (pitfall 4): the branches' assistant turns hold the parsed answer only ([code]).
+* A kept decision with no answer text (the RAG reply was only evidence) abstains, noted.
+* A failed model call fails the run (``MethodResult.error``), as for every method; a malformed reply never does.
+"""
+
+from backend.methods.counterfactual.method import FUSIONS, SCENARIOS, CounterfactualRAG, reason
+from backend.methods.counterfactual.parse import (REFUSAL_PHRASES, THRESHOLD, judge, match, parse_keep_discard,
+                                                  parse_probability, parse_reply, refusal, rouge_l_recall)
+
+__all__ = ["FUSIONS", "REFUSAL_PHRASES", "SCENARIOS", "THRESHOLD", "CounterfactualRAG", "judge", "match",
+           "parse_keep_discard", "parse_probability", "parse_reply", "reason", "refusal", "rouge_l_recall"]

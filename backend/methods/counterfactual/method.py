@@ -1,0 +1,174 @@
+"""RC-RAG's pipeline, one function per module of the paper (§4) in its order: generation (the RAG answer and
+the two counterfactual branches), judgment, fusion, the post-fusion override (see the package docstring)."""
+
+from __future__ import annotations
+
+import asyncio
+
+from backend.methods.base import Method, Outcome, RunContext
+from backend.methods.counterfactual import prompts
+from backend.methods.counterfactual.parse import (THRESHOLD, judge, parse_keep_discard, parse_probability,
+                                                  parse_reply)
+from backend.schema import (CFBranch, CFFusion, CFPassage, CFReply, CFRound, CounterfactualTrace, LLMCall,
+                            Question)
+
+FUSIONS = ("direct", "probability", "safety")
+SCENARIOS = ("quality", "usage")
+
+
+def _fields(passages: list[CFPassage], **extra) -> dict:
+    return {"passages": [{"id": p.document_id, "source": "external", "text": p.text} for p in passages], **extra}
+
+
+class CounterfactualRAG(Method):
+    """The RAG answer, CF-quality and CF-usage in two concurrent conversations, judgment against the RAG answer,
+    fusion when the branches disagree, and the "unknown" override: keep (answer) or discard (abstain)."""
+
+    name = "counterfactual"
+    steps = ("rag_answer", "cf_quality_round_{round}", "cf_usage_round_{round}", "fusion_direct",
+             "fusion_probability")
+
+    def __init__(self, k: int = 3, iterations: int = 1, fusion: str = "direct", threshold: float = THRESHOLD,
+                 max_tokens: int = 256, substring: str = "faithful", refusal_scope: str = "output"):
+        if k < 1 or iterations < 1:
+            raise ValueError("k and iterations must be at least 1")
+        for value, allowed, what in ((fusion, FUSIONS, "fusion"), (substring, ("faithful", "strict"), "substring"),
+                                     (refusal_scope, ("output", "answer"), "refusal_scope")):
+            if value not in allowed:
+                raise ValueError(f"{what} must be one of {allowed}, got {value!r}")
+        self.k, self.iterations, self.fusion, self.threshold = k, iterations, fusion, threshold
+        self.max_tokens, self.substring, self.refusal_scope = max_tokens, substring, refusal_scope
+
+    def _reply(self, call: LLMCall, n: int) -> CFReply:
+        reply = parse_reply(call.response, n, self.refusal_scope)
+        reply.call_id = call.id
+        return reply
+
+    # -- generation module (§4): the RAG answer ----------------------------------------------------------------
+
+    async def rag_answer(self, ctx: RunContext, question: Question, passages: list[CFPassage]) -> CFReply:
+        call = await ctx.client.acomplete(prompts.rag_messages(question.question, passages), task="cf_answer",
+                                          step="rag_answer", question=question.question, max_tokens=self.max_tokens,
+                                          fields=_fields(passages))
+        return self._reply(call, len(passages))
+
+    # -- generation + judgment modules (§4, App. B): one counterfactual conversation --------------------------
+
+    async def branch(self, ctx: RunContext, question: Question, passages: list[CFPassage], rag: CFReply,
+                     scenario: str) -> tuple[CFBranch, list[dict[str, str]]]:
+        """T rounds of one counterfactual, each judged against the RAG answer; stops at the first change. Returns
+        the branch and its conversation so far (fusion continues it)."""
+        messages = prompts.rag_messages(question.question, passages)
+        branch, previous, parent = CFBranch(scenario=scenario, decision="keep"), rag.answer, rag.call_id
+        for t in range(1, self.iterations + 1):
+            messages = messages + [prompts.assistant(previous), prompts.user(prompts.CF[scenario] + prompts.TAIL)]
+            extra = {"previous_answer": previous}
+            if scenario == "quality":
+                extra["previous_evidence"] = (branch.rounds[-1].reply if branch.rounds else rag).passages
+            call = await ctx.client.acomplete(messages, task=f"cf_{scenario}", step=f"cf_{scenario}_round_{t}",
+                                              question=question.question, parents=[p for p in [parent] if p],
+                                              max_tokens=self.max_tokens, fields=_fields(passages, **extra))
+            reply = self._reply(call, len(passages))
+            verdict = judge(reply, rag, self.threshold, self.substring)     # always against the RAG answer
+            branch.rounds.append(CFRound(round=t, reply=reply, match=verdict,
+                                         decision="keep" if verdict.same else "discard"))
+            if not verdict.same:
+                branch.decision = "discard"
+                break
+            previous, parent = reply.answer, call.id
+        return branch, messages + [prompts.assistant(branch.rounds[-1].reply.answer)]
+
+    # -- fusion module (§4, App. C.3) -------------------------------------------------------------------------
+
+    async def fuse(self, ctx: RunContext, question: Question, passages: list[CFPassage], rag: CFReply,
+                   branches: dict[str, tuple[CFBranch, list[dict[str, str]]]]) -> CFFusion:
+        if self.fusion == "safety":   # the released code's ablation: any discard wins
+            return CFFusion(strategy="safety", decision="discard", notes=["safety: the branches disagree, so discard"])
+        if self.fusion == "direct":
+            name = next(s for s in SCENARIOS if branches[s][0].decision == "discard")
+            b, messages = branches[name]
+            call = await ctx.client.acomplete(
+                messages + [prompts.user(prompts.DIRECT[name])], task="cf_judge", step="fusion_direct",
+                question=question.question, parents=[c for c in [b.rounds[-1].reply.call_id] if c],
+                max_tokens=self.max_tokens, fields=_fields(passages, previous_answer=rag.answer, kind=name))
+            choice, note = parse_keep_discard(call.response or "")
+            return CFFusion(strategy="direct", branch=name, raw=call.response or "", choice=choice, decision=choice,
+                            notes=[note] if note else [], call_ids=[call.id])
+
+        async def probability(name: str) -> tuple[str, LLMCall]:
+            b, messages = branches[name]
+            call = await ctx.client.acomplete(
+                messages + [prompts.user(prompts.PROBABILITY)], task="cf_probability", step="fusion_probability",
+                question=question.question, parents=[c for c in [b.rounds[-1].reply.call_id] if c],
+                max_tokens=self.max_tokens, fields=_fields(passages, previous_answer=b.rounds[-1].reply.answer))
+            return name, call
+
+        fusion = CFFusion(strategy="probability", decision="discard")
+        for name, call in await asyncio.gather(*(probability(s) for s in SCENARIOS)):
+            value, note = parse_probability(call.response or "")
+            fusion.probabilities[name], fusion.raw_probabilities[name] = value, call.response or ""
+            fusion.call_ids.append(call.id)
+            if note:
+                fusion.notes.append(f"{name}: {note}")
+        pq, pu = fusion.probabilities["quality"], fusion.probabilities["usage"]
+        fusion.winner = "quality" if pq > pu else "usage" if pu > pq else None
+        fusion.decision = branches[fusion.winner][0].decision if fusion.winner else "discard"   # a tie discards
+        if fusion.winner is None:
+            fusion.notes.append(f"tie at {pq:.2f}: discard")
+        return fusion
+
+    async def _run(self, question: Question, ctx: RunContext) -> Outcome:
+        docs = ctx.evidence(question, k=self.k)
+        passages = [CFPassage(number=i, document_id=d.id, text=d.text) for i, d in enumerate(docs)]
+        trace = CounterfactualTrace(k=self.k, iterations=self.iterations, fusion_strategy=self.fusion,
+                                    threshold=self.threshold, substring=self.substring,
+                                    refusal_scope=self.refusal_scope, passages=passages)
+        trace.rag = rag = await self.rag_answer(ctx, question, passages)
+        results = await asyncio.gather(*(self.branch(ctx, question, passages, rag, s) for s in SCENARIOS))
+        branches = dict(zip(SCENARIOS, results))
+        trace.branches = [b for b, _ in results]
+        quality, usage = branches["quality"][0].decision, branches["usage"][0].decision
+        trace.agree = quality == usage
+        if trace.agree:
+            trace.fused = quality                                      # agreement: no fusion call
+        else:
+            trace.fusion = await self.fuse(ctx, question, passages, rag, branches)
+            trace.fused = trace.fusion.decision
+        trace.override = trace.fused == "keep" and rag.reject          # §3.7: keeping "unknown" is discarding
+        trace.decision = "discard" if trace.override else trace.fused
+        if trace.decision == "keep" and not rag.answer:
+            trace.decision = "discard"
+            trace.notes.append("kept, but the RAG reply has no answer text: nothing to answer with, so abstain")
+        trace.reason = reason(trace)
+        keep = trace.decision == "keep"
+        support = {rag.answer: [passages[i].document_id for i in rag.passages]} if keep else {}
+        return Outcome([rag.answer] if keep else [], not keep, trace, support=support)
+
+
+def _branch_text(b: CFBranch, rag: CFReply) -> str:
+    last = b.rounds[-1]
+    if last.match.same:
+        return f"{b.scenario} unchanged ({last.match.fired}) → keep"
+    score = f"F1 {last.match.f1:.2f}" if last.match.compared != "nothing" else "nothing to compare"
+    return f"{b.scenario} changed '{rag.answer}'→'{last.reply.answer}' ({score}) → discard"
+
+
+def reason(trace: CounterfactualTrace) -> str:
+    """The decision path in one line, e.g. "quality changed 'X'→'Y' (F1 0.12) → discard; usage unchanged (exact)
+    → keep; disagreement → direct selection in quality → discard → ABSTAIN"."""
+    parts = [_branch_text(b, trace.rag) for b in trace.branches]
+    if trace.agree:
+        parts.append("agreement")
+    elif trace.fusion is not None:
+        f = trace.fusion
+        if f.strategy == "direct":
+            parts.append(f"disagreement → direct selection in {f.branch} → {f.choice}")
+        elif f.strategy == "probability":
+            probs = ", ".join(f"p_{k} {v:.2f}" for k, v in f.probabilities.items())
+            parts.append(f"disagreement → probability ({probs}) → {f.winner or 'tie'} → {f.decision}")
+        else:
+            parts.append("disagreement → safety → discard")
+    if trace.override:
+        parts.append(f"override: the RAG answer is a refusal ('{trace.rag.reject_phrase}')")
+    parts.append("KEEP" if trace.decision == "keep" else "ABSTAIN")
+    return "; ".join(parts[:-1]) + " → " + parts[-1]
