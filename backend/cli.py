@@ -147,6 +147,40 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_risk(args: argparse.Namespace) -> int:
+    """RC-RAG under each fusion strategy and the keep-everything reference over a dataset: folds and metrics."""
+    import json
+
+    from backend.methods.counterfactual import FUSIONS
+    from backend.risk import risk_sweep
+
+    ds = _load_or_exit(args.dataset, args.format)
+    strategies = tuple(s.strip() for s in args.strategies.split(",") if s.strip())
+    unknown = [s for s in strategies if s not in FUSIONS]
+    if unknown or not strategies:
+        print(f"error: --strategies: choose from {', '.join(FUSIONS)} (got {args.strategies!r})", file=sys.stderr)
+        return 2
+    if not any(q.gold_answers for q in ds.questions):
+        print(f"error: {args.dataset}: no question has gold answers, so no answer can be labelled answerable or "
+              "not, and risk cannot be measured", file=sys.stderr)
+        return 2
+    questions = ds.questions[: args.limit] if args.limit else ds.questions
+    bars = _Bars()
+    try:
+        sweep = risk_sweep(_runner(args, ds), questions, strategies, on_progress=bars.step("questions × runs"))
+    finally:
+        bars.close()
+    rows = [{"point": p.label, "method": p.method, **p.folds, **p.metrics, "unlabelled": p.unlabelled,
+             "errors": p.errors, "calls": p.calls, "paths": p.paths} for p in sweep.points]
+    if args.json:
+        print(json.dumps({"dataset": ds.name, "questions": len(questions), "points": rows}, ensure_ascii=False))
+        return 0
+    from backend.report import print_risk
+
+    print_risk(ds.name, len(questions), sweep.points)
+    return 0
+
+
 def _cmd_reliability(args: argparse.Namespace) -> int:
     """RA-RAG stage 1 over a dataset's unlabelled calibration questions; estimated vs true reliability."""
     import json
@@ -245,6 +279,18 @@ def build_parser() -> argparse.ArgumentParser:
                    help='print {"sources": [...], "mae", "pearson_r", "iterations"}')
     _add_model_args(p)
     p.set_defaults(func=_cmd_reliability)
+
+    p = sub.add_parser("risk", help="RC-RAG risk control over a dataset: keep/discard folds and metrics per "
+                                    "fusion strategy, beside keeping everything")
+    p.add_argument("--dataset", required=True)
+    p.add_argument("--strategies", default="direct,probability,safety",
+                   help="comma-separated fusion strategies (direct, probability, safety)")
+    p.add_argument("--limit", type=int, default=None, help="first N questions only")
+    p.add_argument("--evidence", choices=["given", "retrieve"], default="given")
+    p.add_argument("--format", choices=["auto", "project", "ramdocs"], default="auto")
+    p.add_argument("--json", action="store_true", help='print {"dataset", "questions", "points": [...]}')
+    _add_model_args(p)
+    p.set_defaults(func=_cmd_risk)
 
     p = sub.add_parser("build-sample", help="regenerate sample_data/ deterministically")
     from backend.paths import SAMPLE_DATA

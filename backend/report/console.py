@@ -41,3 +41,25 @@ def print_reliability(report: dict, est: ReliabilityEstimate) -> None:
 
 def _num(x: float | None) -> str:
     return "—" if x is None else f"{x:.3f}"
+
+
+def pct(x: float | None) -> str:
+    """A percentage, or "n/a" when its denominator was 0."""
+    return "n/a" if x is None else f"{x:.2f}"
+
+
+def print_risk(dataset: str, questions: int, points) -> None:
+    """RC-RAG risk control: per operating point the folds and the paper's four metrics (+ the code's two)."""
+    console = Console()
+    table = Table("point", "AK", "AD", "UK", "UD", "risk ↓", "carefulness ↑", "alignment ↑", "coverage ↑",
+                  "overcaution*", "recall*", "calls",
+                  title=Text(f"Risk control on {dataset} ({plural(questions, 'question')}; percent)"))
+    for p in points:
+        m = p.metrics
+        table.add_row(Text(p.label), *(str(p.folds[f]) for f in ("AK", "AD", "UK", "UD")),
+                      *(pct(m[k]) for k in ("risk", "carefulness", "alignment", "coverage", "overcaution", "recall")),
+                      str(p.calls))
+    console.print(table)
+    console.print("* in the released RC-RAG code, not in the paper. A = the RAG answer is correct, K = kept.",
+                  highlight=False)
+
