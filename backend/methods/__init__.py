@@ -11,7 +11,8 @@ from backend.methods.ra_rag import RARAG
 
 #: All seven, in display order; the ones not implemented yet are absent from ``METHODS``.
 ALL_METHODS = ("ra_rag", "astute", "madam", "counterfactual", "bridge", "no_rag", "vanilla_rag")
-METHODS: dict[str, type[Method]] = {cls.name: cls for cls in (RARAG, AstuteRAG, MadamRAG, CounterfactualRAG, NoRAG, VanillaRAG)}
+METHODS: dict[str, type[Method]] = {cls.name: cls for cls in (RARAG, AstuteRAG, MadamRAG, CounterfactualRAG, NoRAG,
+                                                               VanillaRAG)}
 
 
 class UnknownMethod(ValueError):

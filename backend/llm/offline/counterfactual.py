@@ -1,7 +1,8 @@
 """Counterfactual-prompting (RC-RAG) tasks of the offline model (counterfactual-rag.md §3, §4, §9).
 
 Passages are numbered 0..n-1 in prompt order, as the paper's RAG prompt numbers them (``Passage-0``).
-"Support" for an answer = the passages whose reading clusters with it (``answers.cluster``); a "conflict" = a cluster of passages giving a different answer.
+"Support" for an answer = the passages whose reading clusters with it (``answers.cluster``); a "conflict" = a
+cluster of passages giving a different answer.
 
 * ``cf_answer``: the answer most passages support; the evidence is the single most relevant supporting
   passage (a model cites where it read the answer; citing one passage is what makes the quality
