@@ -108,7 +108,9 @@ async def arisk_sweep(runner: Runner, questions: list[Question], strategies: tup
     await asyncio.gather(*(one(q) for q in questions))
     reference = results[REFERENCE]
     points = [point(s, "counterfactual", results[s], questions, reference) for s in strategies]
-    points.append(point(f"keep everything ({REFERENCE})", REFERENCE, reference, questions))
+    # vanilla RAG's own "I don't know" replies: a refusal kept is a discard (§3.7), and a refusal is not a right
+    # answer, so they fold as UD
+    points.append(point(f"keep everything ({REFERENCE})", REFERENCE, reference, questions, reference))
     return RiskSweep(dataset=runner.dataset.name, questions=len(questions), points=points, results=results)
 
 

@@ -51,6 +51,8 @@ def pct(x: float | None) -> str:
 def print_risk(dataset: str, questions: int, points) -> None:
     """RC-RAG risk control: per operating point the folds and the paper's four metrics (+ the code's two)."""
     console = Console()
+    if console.width < 130:   # a pipe reports 80 columns: twelve columns would be cut to "car…"
+        console = Console(width=130)
     table = Table("point", "AK", "AD", "UK", "UD", "risk ↓", "carefulness ↑", "alignment ↑", "coverage ↑",
                   "overcaution*", "recall*", "calls",
                   title=Text(f"Risk control on {dataset} ({plural(questions, 'question')}; percent)"))

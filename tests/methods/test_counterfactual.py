@@ -267,3 +267,24 @@ def test_cli_inspect_shows_branches_and_the_decision(tmp_path):
     r = json.loads(proc.stdout)["results"]["counterfactual"]
     assert r["trace"]["kind"] == "counterfactual" and r["trace"]["decision"] == "keep" and r["answers"] == ["3,559"]
     assert [b["scenario"] for b in r["trace"]["branches"]] == ["quality", "usage"] and len(r["calls"]) == 3
+
+
+def test_cli_risk_table_and_errors(tmp_path):
+    def risk(*args):
+        return subprocess.run([sys.executable, "-m", "backend", "risk", *args, "--cache-dir", str(tmp_path)],
+                              capture_output=True, text=True, cwd=ROOT, check=False)
+
+    proc = risk("--dataset", "sample_data/ramdocs_dev", "--limit", "4", "--strategies", "direct,safety", "--json")
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert out["questions"] == 4 and [p["point"] for p in out["points"]] == [
+        "direct", "safety", "keep everything (vanilla_rag)"]
+    assert all(sum(p[f] for f in ("AK", "AD", "UK", "UD")) + p["unlabelled"] == 4 for p in out["points"])
+    table = risk("--dataset", "sample_data/ramdocs_dev", "--limit", "2", "--strategies", "safety")
+    assert table.returncode == 0 and "carefulness" in table.stdout and "n/a" in table.stdout  # no U kept: n/a
+    bad = risk("--dataset", "sample_data/ramdocs_dev", "--strategies", "vote")
+    assert bad.returncode == 2 and "choose from direct, probability, safety" in bad.stderr
+    nogold = tmp_path / "q.jsonl"
+    nogold.write_text(json.dumps({"id": "q1", "question": "Who?", "documents": [{"id": "d", "text": "Ann."}]}) + "\n")
+    proc = risk("--dataset", str(nogold))
+    assert proc.returncode == 2 and "no question has gold answers" in proc.stderr and "Traceback" not in proc.stderr
