@@ -299,7 +299,7 @@ def group_cards(rnd: AstuteRound, trace: AstuteTrace) -> list[dict]:
         if g.source == "mixed":
             badges.append(("cross-source confirmed", "green"))
         if g.id in finals:
-            badges.append(("final pick", "primary"))
+            badges.append(("★ final pick", "gray"))
         if set(g.documents) & set(rnd.split):
             badges.append(("cites a split passage", "orange"))
         if g.invalid_citations:
@@ -371,8 +371,7 @@ def candidates_figure(trace: AstuteTrace, question: Question, show_truth: bool) 
     labels = [html.escape(f"{'★ ' if pick else ''}{g}: {a}")
               for g, a, pick in zip(frame["group"], frame["candidate answer"], frame["final pick"])]
     conf = [None if pd.isna(c) else float(c) for c in frame["confidence"]]
-    fig = make_subplots(rows=1, cols=2, column_widths=[0.55, 0.45], horizontal_spacing=0.12,
-                        subplot_titles=("confidence (normalised 0–1)", "supporting passages"))
+    fig = make_subplots(rows=1, cols=2, column_widths=[0.55, 0.45], horizontal_spacing=0.12)
     text = [NONE if c is None else f"{c:.2f}" + ("*" if h else "") for c, h in zip(conf, frame["heuristic"])]
     y = [c or 0.0 for c in conf]
     if show_truth:
@@ -382,19 +381,19 @@ def candidates_figure(trace: AstuteTrace, question: Question, show_truth: bool) 
             if idx:
                 fig.add_bar(x=[labels[i] for i in idx], y=[y[i] for i in idx], text=[text[i] for i in idx],
                             textposition="outside", marker_color=ANSWER_COLORS[kind], name=ANSWER_LABELS[kind],
-                            legendgroup="kind", row=1, col=1)
+                            row=1, col=1)
     else:
         fig.add_bar(x=labels, y=y, text=text, textposition="outside", marker_color=NEUTRAL, name="confidence",
                     row=1, col=1)
     for origin in ("internal", "external"):
         fig.add_bar(x=labels, y=list(frame[f"{origin} passages"]), marker_color=KIND_COLORS[origin],
-                    name=f"{origin} passages", legendgroup="origin", row=1, col=2)
+                    name=f"{origin} passages", row=1, col=2)
     largest = int((frame["internal passages"] + frame["external passages"]).max() or 1)
-    fig.update_layout(barmode="stack", title=CHART_TITLE, height=420, showlegend=True,
+    fig.update_layout(barmode="stack", title=CHART_TITLE, height=420, showlegend=True, legend_traceorder="normal",
                       margin={"b": AXIS_TITLE_PX + 30, "l": AXIS_TITLE_PX + 30, "r": 10})
     cats = every_category(labels)
     fig.update_xaxes(title="candidate (★ final pick)", categoryorder="array", categoryarray=labels, **cats)
-    fig.update_yaxes(title="confidence", range=[0, 1.15], automargin=True, row=1, col=1)
+    fig.update_yaxes(title="confidence (normalised 0–1)", range=[0, 1.15], automargin=True, row=1, col=1)
     fig.update_yaxes(title="passages cited (count)", automargin=True, row=1, col=2, **count_axis(largest))
     if any(frame["heuristic"]):
         fig.add_annotation(text="* a word (high / medium / low) mapped to a number", xref="paper", yref="paper",
@@ -426,9 +425,8 @@ def why_facts(trace: AstuteTrace, answer: str, group_id: str | None) -> list[str
     if rnd is None:
         return ["No consolidation round was recorded."]
     if group is None:
-        facts = [("No group proposes this answer (flagged): it does not match any candidate, so the facts below "
-                  "cannot be tied to a group.") if group_id is None else f"Group {group_id} is not in the final round."]
-        return facts
+        return [("No group proposes this answer (flagged): it matches no candidate, so its confidence and "
+                 "support are unknown.") if group_id is None else f"Group {group_id} is not in the final round."]
     facts = []
     others = [g for g in rnd.groups if g.answer and g.id != group.id and g.confidence is not None]
     if group.confidence is None:

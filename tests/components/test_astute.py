@@ -17,6 +17,7 @@ from backend.schema import (
     Question,
 )
 from components import astute as view
+from components.safe import md
 from tests.test_report_layout import assert_legend_clear_of_axis_titles
 
 Q = Question(id="q1", question="Who wrote The Book?", gold_answers=["Alice"], wrong_answers=["Bob"],
@@ -35,8 +36,8 @@ MEMORY = AstutePassage(number=4, origin="internal", text="I recall that Alice wr
 
 
 def _trace(**kw) -> AstuteTrace:
-    base = dict(m_hat=1, iterations=1, order="reversed", answer_mode="single", prompt_mode="structured",
-                drop_idk=True, source_detail=False, max_tokens=1024)
+    base = {"m_hat": 1, "iterations": 1, "order": "reversed", "answer_mode": "single",
+            "prompt_mode": "structured", "drop_idk": True, "source_detail": False, "max_tokens": 1024}
     return AstuteTrace(**(base | kw))
 
 
@@ -139,7 +140,7 @@ def test_group_cards_badges_and_round_facts():
     assert [c["id"] for c in cards] == ["G1", "G2"]
     assert cards[0]["cited"] == "3 (external), 4 (internal)" and cards[1]["cited"] == "2 (external)"
     assert (cards[0]["n_internal"], cards[0]["n_external"]) == (1, 1)
-    assert cards[0]["badges"] == [("cross-source confirmed", "green"), ("final pick", "primary")]
+    assert cards[0]["badges"] == [("cross-source confirmed", "green"), ("★ final pick", "gray")]
     assert cards[1]["badges"] == [] and not cards[0]["disagrees"]
     assert cards[0]["confidence"] == "0.60 (raw '0.6')"
     facts = view.round_facts(rnd, WELL)
@@ -273,7 +274,7 @@ def test_multi_answer_mode_maps_each_answer_to_its_group():
                                    "(Alice) has 0.60.")
     assert rows[0]["facts"][0] == "Its confidence 0.60 is the highest of 3 candidates."
     cards = {c["id"]: c for c in view.group_cards(trace.rounds[0], trace)}
-    assert ("final pick", "primary") in cards["G3"]["badges"] and ("final pick", "primary") not in cards["G2"]["badges"]
+    assert ("★ final pick", "gray") in cards["G3"]["badges"] and ("★ final pick", "gray") not in cards["G2"]["badges"]
     assert list(view.candidates_frame(trace, Q, False)["final pick"]) == [True, False, True]
     frame = view.final_frame(trace, Q, show_truth=True)
     assert list(frame["verdict"]) == ["gold", "other"]
@@ -293,3 +294,97 @@ def test_two_rounds_label_the_final_answer_call():
 def test_the_trace_fixtures_round_trip_through_json():
     for trace in (WELL, NOTHING, PARSE_FAILED):
         assert AstuteTrace.model_validate(json.loads(trace.model_dump_json())) == trace
+
+
+# --- panels, rendered alone with AppTest.from_function ------------------------------------------------------
+
+def _panels(trace_json: str, show_truth: bool):
+    import streamlit as st
+
+    from backend.schema import AstuteTrace
+    from components import astute
+    from tests.components.test_astute import CALLS, Q
+
+    trace = AstuteTrace.model_validate_json(trace_json)
+    astute.render_header(st, trace, Q, CALLS, show_truth)
+    astute.render_internal(st, trace)
+    astute.render_passages(st, trace, Q, show_truth)
+    astute.render_rounds(st, trace)
+    astute.render_candidates(st, trace, Q, show_truth, "test")
+    astute.render_final(st, trace, Q, show_truth, {"Alice": ["d1"]})
+    astute.render_calls(st, CALLS, trace.iterations)
+
+
+def _render(trace: AstuteTrace, show_truth: bool = False):
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_function(_panels, args=(trace.model_dump_json(), show_truth), default_timeout=60).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _badges(at) -> list[str]:
+    return [m.value for m in at.markdown if "-badge[" in m.value]
+
+
+def test_panels_render_a_well_formed_trace():
+    at = _render(WELL)
+    assert [h.value for h in at.subheader] == ["Internal knowledge (call 1, p_gen)",
+                                               "Passages D0 = E ⊕ I (as numbered in the prompt)", "Consolidation",
+                                               "Candidates and confidence", "Final decision"]
+    assert [t.label for t in at.tabs] == ["Round 1 (final answer call)"]
+    texts = [t.value for t in at.text]
+    assert "Kept 1 of at most m̂ = 1 generated passage, marked internal." in texts
+    assert "Group G1 is confirmed by memory and a web page." in texts  # the Step-3 rationale, as text
+    assert "Alice  ←  group G1" in texts
+    assert any(t.startswith("• Its confidence 0.60 is the highest of 2 candidates.\n• Source mix") for t in texts)
+    badges = _badges(at)
+    for badge in (":violet-badge[internal]", ":red-badge[conflict: 2 distinct answers]",
+                  ":green-badge[cross-source confirmed]", ":gray-badge[★ final pick]",
+                  ":blue-badge[parse: structured tags]", ":blue-badge[answer parse: tag]"):
+        assert badge in badges, badges
+    assert not any("strict EM" in b for b in badges)  # truth hidden until asked
+    assert "document type" not in next(f.value for f in at.dataframe if "snippet" in f.value.columns).columns
+    assert [e.label for e in at.expander][-1] == "Raw prompts and outputs (2 calls)"
+    assert any(c.value == "Generate a document …" for c in at.code)  # the prompt, verbatim
+
+
+def test_panels_with_the_truth_overlay():
+    at = _render(WELL, show_truth=True)
+    badges = _badges(at)
+    assert ":green-badge[strict EM ✓]" in badges and ":green-badge[accuracy ✓]" in badges
+    assert ":red-badge[misinformation]" in badges  # the passage list in full carries each document's type
+    texts = [t.value for t in at.text]
+    assert "Retrieval precision: 1 of 3 external passages contain a gold answer (33%)." in texts
+    d0 = next(f.value for f in at.dataframe if "snippet" in f.value.columns)
+    assert list(d0["supports"]) == ["—", "Bob", "Alice", "—"]
+
+
+def test_panels_when_the_model_generated_nothing():
+    at = _render(NOTHING)
+    assert at.info[0].value == view.GENERATED_NOTHING
+    assert ":gray-badge[dropped]" in _badges(at) and ":violet-badge[internal]" not in _badges(at)
+    captions = [c.value for c in at.caption]
+    assert md("I don't know.") in captions  # the dropped output, greyed (a caption), escaped
+    assert "reason: " + md('an "I don\'t know" statement') in captions
+
+
+def test_panels_when_the_parse_failed():
+    at = _render(PARSE_FAILED)
+    badges = _badges(at)
+    assert ":red-badge[parse: failed]" in badges and ":red-badge[answer parse: last_line]" in badges
+    assert ":gray-badge[unknown (no valid citation)]" in badges
+    texts = [t.value for t in at.text]
+    assert "Note: no group could be parsed: the raw text is kept as one group" in texts
+    assert "Note: no <ANSWER> tag: the last line was taken" in texts
+    assert "Well, it could be anyone." in texts
+    charts = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    assert charts[0]["layout"]["annotations"][0]["text"].startswith("No data")
+
+
+def test_panels_when_there_was_nothing_to_consolidate():
+    at = _render(_trace(no_context=True, answer_parse="skipped",
+                        generation=AstuteGeneration(raw="I don't know.")))
+    texts = [t.value for t in at.text]
+    assert view.NO_CONTEXT in texts and "No consolidation round ran." in texts and "D0 is empty." in texts
+    assert ":gray-badge[abstained]" in _badges(at)
