@@ -1,6 +1,7 @@
 """MADAM-RAG beside vanilla RAG (and closed book) on a dataset: strict EM, accuracy, P/R/F1, cost.
 
     .venv/bin/python benchmarks/madam_vs_vanilla.py --dataset sample_data/ramdocs_dev [--limit N] [--model M]
+        [--methods madam,astute,vanilla_rag] [--params '{"astute": {"answer_mode": "multi"}}']
 
 Runs the methods through ``backend.runner.Runner`` (truth stripped before any method sees a question;
 cache off by default, so every call really runs). Scoring uses the answer lists only
@@ -49,6 +50,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--limit", type=int, default=None, help="first N questions only")
     ap.add_argument("--model", default="offline/reader")
     ap.add_argument("--methods", default="madam,vanilla_rag,no_rag")
+    ap.add_argument("--params", default="{}", help='JSON: {"method": {"parameter": value}}')
     args = ap.parse_args(argv)
 
     from backend.data import load_dataset
@@ -58,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
     ds = load_dataset(args.dataset)
     questions = ds.questions[: args.limit] if args.limit else ds.questions
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
-    runner = Runner(ds, llm=LLMConfig(model=args.model, cache_mode="off"))
+    runner = Runner(ds, llm=LLMConfig(model=args.model, cache_mode="off"), method_params=json.loads(args.params))
     rows: dict[str, list[dict]] = {m: [] for m in methods}
     stops, rounds, changes = Counter(), Counter(), 0
     t0 = time.perf_counter()
@@ -86,7 +88,8 @@ def main(argv: list[str] | None = None) -> int:
                                 mind_changes=changes)
         print(f"madam: stop reasons {dict(stops)}, rounds run {dict(sorted(rounds.items()))}, "
               f"{changes} mind changes")
-    print(json.dumps({"dataset": ds.name, "questions": len(questions), "model": args.model, **summary}))
+    print(json.dumps({"dataset": ds.name, "questions": len(questions), "model": args.model,
+                      "params": json.loads(args.params), **summary}))
     return 0
 
 

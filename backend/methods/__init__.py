@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from backend.methods.astute import AstuteRAG
 from backend.methods.base import Method
 from backend.methods.baselines import NoRAG, VanillaRAG
 from backend.methods.madam import MadamRAG
@@ -9,7 +10,7 @@ from backend.methods.ra_rag import RARAG
 
 #: All seven, in display order; the ones not implemented yet are absent from ``METHODS``.
 ALL_METHODS = ("ra_rag", "astute", "madam", "counterfactual", "bridge", "no_rag", "vanilla_rag")
-METHODS: dict[str, type[Method]] = {cls.name: cls for cls in (RARAG, MadamRAG, NoRAG, VanillaRAG)}
+METHODS: dict[str, type[Method]] = {cls.name: cls for cls in (RARAG, AstuteRAG, MadamRAG, NoRAG, VanillaRAG)}
 
 
 class UnknownMethod(ValueError):

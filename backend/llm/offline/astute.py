@@ -8,8 +8,14 @@ no answer are excluded as irrelevant; the rest are grouped by the answer they su
 
 Confidence of a group = its passages / all passages that gave an answer, +0.1 when it mixes memory and
 external passages (cross-source confirmation), capped at 1.0, 2 decimals. The final answer is the group
-with the highest confidence; ties go to a mixed-source group, then the larger group, then the group with
-the lowest document number.
+with the highest confidence; ties go to a mixed-source group, then to the model's own memory over retrieved
+passages (a memory passage is only there when the model was sure enough to write one) unless the question
+asks for up-to-date information (``common.recency_cue``: "latest", "currently", a recent year...), where
+retrieved passages win; then to the larger group, then to the group whose passages the reader finds more
+relevant in sum ("thoroughness"), then to the group with the lowest document number.
+
+``prompt_mode == "structured"`` (the method's format block) gets ``<GROUP>``, ``<EXCLUDED>`` and
+``<CANDIDATE>`` tags instead of the paper-style ``Document k (source: ...)`` lines.
 
 ``answer_mode == "multi"`` (RAMDocs/AmbigDocs: several valid answers) tags the best group and every group
 that either (a) has at least half the best group's confidence and at least ``min(2, best group's size)``
@@ -25,7 +31,7 @@ from dataclasses import dataclass
 
 from backend.llm.formats import IDK
 from backend.llm.offline.common import (Fields, entity_of, group_answers, is_memory_source, one_line,
-                                        passages, read_passages, same_entity)
+                                        passages, read_passages, recency_cue, same_entity)
 from backend.llm.reader import Reading
 
 #: Multi-answer mode keeps groups with at least this share of the best group's confidence.
@@ -42,6 +48,7 @@ class _Group:
     summary: str
     confidence: float
     entity: tuple[str, ...] | None = None
+    relevance: float = 0.0   # summed reader relevance of its passages ("thoroughness" on a tie)
 
 
 def _groups(fields: Fields) -> list[_Group]:
@@ -62,21 +69,32 @@ def _groups(fields: Fields) -> list[_Group]:
         conf = len(g.members) / total + (MIXED_BONUS if source == "both" else 0.0)
         entity = next((e for s in sentences if (e := entity_of(s, question))), None)
         out.append(_Group(k, g.answer, [i + 1 for i in g.members], source, " ".join(sentences),
-                          round(min(1.0, conf), 2), entity))
+                          round(min(1.0, conf), 2), entity, sum(readings[i].relevance for i in g.members)))
     return out
 
 
-def _group_lines(groups: list[_Group]) -> list[str]:
+def _structured(fields: Fields) -> bool:
+    return str(fields.get("prompt_mode") or "").lower() == "structured"
+
+
+def _group_lines(groups: list[_Group], structured: bool = False, n_passages: int = 0) -> list[str]:
+    if structured:
+        cited = {d for g in groups for d in g.docs}
+        excluded = [str(k) for k in range(1, n_passages + 1) if k not in cited]
+        return [f'<GROUP id="G{g.number}" source="{g.source}" docs="{",".join(map(str, g.docs))}">{g.summary}</GROUP>'
+                for g in groups] + ([f"<EXCLUDED>{','.join(excluded)}</EXCLUDED>"] if excluded else [])
     return [f"Document {g.number} (source: {g.source}; original documents: {', '.join(map(str, g.docs))}): "
             f"{g.summary}" for g in groups]
 
 
-def _best(groups: list[_Group]) -> _Group:
-    return max(groups, key=lambda g: (g.confidence, g.source == "both", len(g.docs), -g.docs[0]))
+def _best(groups: list[_Group], question: str) -> _Group:
+    preferred = "external" if recency_cue(question) else "memory"
+    return max(groups, key=lambda g: (g.confidence, g.source == "both", g.source == preferred, len(g.docs),
+                                      g.relevance, -g.docs[0]))
 
 
-def _final(groups: list[_Group], multi: bool) -> list[_Group]:
-    best = _best(groups)
+def _final(groups: list[_Group], multi: bool, question: str) -> list[_Group]:
+    best = _best(groups, question)
     if not multi:
         return [best]
     need = min(2, len(best.docs))
@@ -91,13 +109,27 @@ def _final(groups: list[_Group], multi: bool) -> list[_Group]:
     return sorted(keep, key=lambda g: (-g.confidence, g.number))
 
 
+def _tie_note(groups: list[_Group], best: _Group, question: str) -> str:
+    """Why the best group beat another group with the same confidence, when one did."""
+    tied = [g for g in groups if g is not best and g.confidence == best.confidence and g.source != best.source]
+    if not tied or best.source == "both":
+        return ""
+    if best.source == "memory":
+        return (" It ties with retrieved documents; my own memory is preferred because the question does not ask "
+                "for recent information.")
+    if recency_cue(question):
+        return (" It ties with my memory; the retrieved documents are preferred because the question asks for recent "
+                "information.")
+    return ""
+
+
 def consolidate(fields: Fields) -> str:
     """``Document k (source: memory|external|both; original documents: i, j): <supporting sentences>``
     per answer group; a one-line note when no passage answers the question."""
     groups = _groups(fields)
     if not groups:
         return "No document contains information that answers the question."
-    return "\n".join(_group_lines(groups))
+    return "\n".join(_group_lines(groups, _structured(fields), len(passages(fields))))
 
 
 def consolidate_answer(fields: Fields) -> str:
@@ -108,13 +140,15 @@ def consolidate_answer(fields: Fields) -> str:
         return ("Step 1: No document contains information that answers the question.\n"
                 f"Step 3: <ANSWER>{IDK}</ANSWER>")
     multi = str(fields.get("answer_mode") or "").lower() == "multi"
-    final = _final(groups, multi)
-    lines = ["Step 1:", *_group_lines(groups), "Step 2:"]
-    lines += [f"Group {g.number}: {g.answer} (confidence {g.confidence:.2f})" for g in groups]
+    final = _final(groups, multi, fields["question"])
+    structured = _structured(fields)
+    lines = ["Step 1:", *_group_lines(groups, structured, len(passages(fields))), "Step 2:"]
+    lines += [f'<CANDIDATE group="G{g.number}" confidence="{g.confidence:.2f}">{g.answer}</CANDIDATE>' if structured
+              else f"Group {g.number}: {g.answer} (confidence {g.confidence:.2f})" for g in groups]
     why = "; ".join(f"group {g.number} ({g.source}, {len(g.docs)} document{'s' if len(g.docs) > 1 else ''}, "
                     f"confidence {g.confidence:.2f})" for g in final)
     lines.append(f"Step 3: The best supported {'answers come from' if len(final) > 1 else 'answer comes from'} "
-                 f"{why}.")
+                 f"{why}.{_tie_note(groups, final[0], fields['question'])}")
     lines += [f"<ANSWER>{g.answer}</ANSWER>" for g in final]
     return "\n".join(lines)
 

@@ -25,12 +25,10 @@ import re
 from backend.answers import matches, normalize
 from backend.llm.formats import IDK, is_idk
 from backend.llm.offline.common import (Fields, as_int, content_words, focus_words, group_answers,
-                                        is_memory_source, known, memory_text, one_line, passages, read_texts)
+                                        is_memory_source, known, memory_text, one_line, passages, read_texts,
+                                        recency_cue)
 from backend.llm.reader import analyse, read_batch
 
-_RECENCY = re.compile(r"\b(latest|most\s+recent|current|currently|newest|as\s+of)\b", re.I)
-_YEAR = re.compile(r"\b(\d{4})\b")
-RECENT_YEAR = 2023
 
 _SUB_TEMPLATES = (
     "Which answer do reliable sources give to the question: {Q}?",
@@ -59,16 +57,8 @@ _REFLECT_TEMPLATES = (
 )
 
 
-def _recency_cue(question: str) -> str | None:
-    m = _RECENCY.search(question)
-    if m:
-        return m.group(1).lower()
-    years = [int(y) for y in _YEAR.findall(question) if int(y) >= RECENT_YEAR]
-    return str(years[0]) if years else None
-
-
 def soft_bias(fields: Fields) -> str:
-    cue = _recency_cue(fields["question"])
+    cue = recency_cue(fields["question"])
     memory = memory_text(fields)
     if cue:
         why = f"The question asks for up-to-date information (\"{cue}\"), which pre-trained knowledge may lack"
@@ -144,7 +134,7 @@ def reflect(fields: Fields) -> str:
     external = [r.answer for p, r in zip(ps, readings) if not is_memory_source(p.get("source"))]
     a_int, a_ext = _main_answer(internal), _main_answer(external)
     if a_int and a_ext and not matches(a_int, a_ext):
-        kind = "timeliness" if _recency_cue(question) else "factual"
+        kind = "timeliness" if recency_cue(question) else "factual"
         analysis = (f"Main contradiction: internal knowledge says {a_int} while external knowledge says {a_ext}; "
                     f"contradiction type: {kind}; possible cause: model knowledge limitation or external "
                     f"knowledge bias.")

@@ -58,6 +58,21 @@ def memory_text(fields: Fields) -> str | None:
     return None if is_idk(text) else text
 
 
+_RECENCY = re.compile(r"\b(latest|most\s+recent|current|currently|newest|as\s+of)\b", re.I)
+_YEAR = re.compile(r"\b(\d{4})\b")
+RECENT_YEAR = 2023
+
+
+def recency_cue(question: str) -> str | None:
+    """The word (or recent year) by which a question asks for up-to-date information, else None: a model's
+    memory is dated, so such a question favours retrieved passages."""
+    m = _RECENCY.search(question)
+    if m:
+        return m.group(1).lower()
+    years = [int(y) for y in _YEAR.findall(question) if int(y) >= RECENT_YEAR]
+    return str(years[0]) if years else None
+
+
 def is_memory_source(source: Any) -> bool:
     s = str(source or "").strip().lower()
     return s in MEMORY_SOURCES or s.startswith("memory")

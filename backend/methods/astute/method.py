@@ -1,0 +1,166 @@
+"""Astute RAG's Algorithm 1, one step per function in the paper's order (see the package docstring)."""
+
+from __future__ import annotations
+
+import hashlib
+import random
+
+from backend.llm.formats import IDK
+from backend.methods.astute import prompts
+from backend.methods.astute.parse import answer_group, parse_answer, parse_consolidation, split_generation
+from backend.methods.base import Method, Outcome, RunContext, default_support
+from backend.schema import AstuteGeneration, AstutePassage, AstuteRound, AstuteTrace, Document, LLMCall, Question
+
+ORDERS = ("reversed", "as_is", "random")
+ANSWER_MODES = ("single", "multi")
+PROMPT_MODES = ("paper", "structured")
+
+
+def order_documents(docs: list[Document], order: str, question: str, seed: int) -> list[tuple[int, Document]]:
+    """(1-based evidence rank, document) in presentation order (P5): ``reversed`` = rank n … 1, so the top
+    document sits last, next to the internal passages and the question."""
+    ranked = list(enumerate(docs, start=1))
+    if order == "reversed":
+        return ranked[::-1]
+    if order == "random":
+        digest = hashlib.sha256(f"{seed}|{question}".encode()).hexdigest()
+        random.Random(int(digest, 16)).shuffle(ranked)
+    return ranked
+
+
+def build_d0(ordered: list[tuple[int, Document]], internal: list[str]) -> list[AstutePassage]:
+    """D0 = E ⊕ I (Algorithm 1 lines 2-3): external passages first, then internal, numbered 1..n+m."""
+    d0 = [AstutePassage(number=k, origin="external", text=d.text, document_id=d.id, source=d.source_name, rank=rank)
+          for k, (rank, d) in enumerate(ordered, start=1)]
+    d0 += [AstutePassage(number=len(d0) + k, origin="internal", text=t) for k, t in enumerate(internal, start=1)]
+    return d0
+
+
+def passages_field(d0: list[AstutePassage]) -> list[dict[str, str]]:
+    """D0 as the task field ``passages``: the source label is S0 (memory / external), never a label of truth."""
+    return [{"id": p.document_id or f"internal-{p.number}", "source": "memory" if p.origin == "internal"
+             else "external", "text": p.text} for p in d0]
+
+
+class AstuteRAG(Method):
+    """Adaptive internal passages (call 1), t-1 consolidation calls, one merged consolidate-and-answer call."""
+
+    name = "astute"
+    steps = ("generate_passages", "consolidate_round_{round}", "consolidate_answer")
+
+    def __init__(self, m_hat: int = 1, iterations: int = 1, max_tokens: int = 1024, order: str = "reversed",
+                 answer_mode: str = "single", prompt_mode: str = "paper", drop_idk: bool = True,
+                 source_detail: bool = False, seed: int = 0):
+        if m_hat < 1:
+            raise ValueError("m_hat must be at least 1 (the model may still generate none)")
+        if iterations < 1:
+            raise ValueError("iterations (t) must be at least 1")
+        for value, allowed, what in ((order, ORDERS, "order"), (answer_mode, ANSWER_MODES, "answer_mode"),
+                                     (prompt_mode, PROMPT_MODES, "prompt_mode")):
+            if value not in allowed:
+                raise ValueError(f"{what} must be one of {allowed}, got {value!r}")
+        self.m_hat, self.iterations, self.max_tokens, self.order = m_hat, iterations, max_tokens, order
+        self.answer_mode, self.prompt_mode, self.drop_idk = answer_mode, prompt_mode, drop_idk
+        self.source_detail, self.seed = source_detail, seed
+
+    # -- §3.3 adaptive generation of internal knowledge (Algorithm 1 line 1) -------------------------------
+
+    async def generate(self, ctx: RunContext, question: Question) -> AstuteGeneration:
+        call = await ctx.client.acomplete(
+            prompts.gen_messages(question.question, self.m_hat), task="generate_passage", step="generate_passages",
+            question=question.question, max_tokens=self.max_tokens,
+            fields={"memory": question.internal_knowledge, "max_passages": self.m_hat})
+        gen = split_generation(call.response or "", self.m_hat, self.drop_idk)
+        gen.call_id = call.id
+        return gen
+
+    # -- §3.4 iterative source-aware consolidation (lines 4-7) ----------------------------------------------
+
+    async def consolidate(self, ctx: RunContext, question: Question, d0: list[AstutePassage], context_init: str,
+                          last: str, j: int, parents: list[str]) -> tuple[AstuteRound, LLMCall]:
+        structured = self.prompt_mode == "structured"
+        call = await ctx.client.acomplete(
+            prompts.con_messages(question.question, context_init, last, structured), task="consolidate",
+            step=f"consolidate_round_{j}", question=question.question, parents=parents, max_tokens=self.max_tokens,
+            fields={"passages": passages_field(d0), "round": j, "prompt_mode": self.prompt_mode})
+        return self._round(j, call, d0, final=False), call
+
+    # -- §3.5 answer finalisation, merged with the t-th consolidation (lines 8 / 10) -----------------------
+
+    async def finalize(self, ctx: RunContext, question: Question, d0: list[AstutePassage], context_init: str,
+                       consolidated: str | None, parents: list[str]) -> tuple[AstuteRound, LLMCall]:
+        structured = self.prompt_mode == "structured"
+        call = await ctx.client.acomplete(
+            prompts.ans_messages(question.question, context_init, consolidated, self.answer_mode, structured),
+            task="consolidate_answer", step="consolidate_answer", question=question.question, parents=parents,
+            max_tokens=self.max_tokens,
+            fields={"passages": passages_field(d0), "answer_mode": self.answer_mode, "prompt_mode": self.prompt_mode})
+        return self._round(self.iterations, call, d0, final=True), call
+
+    def _round(self, j: int, call: LLMCall, d0: list[AstutePassage], final: bool) -> AstuteRound:
+        c = parse_consolidation(call.response or "", d0)
+        return AstuteRound(round=j, step=call.step, final=final, raw=call.response or "", groups=c.groups,
+                           excluded=c.excluded, split=c.split, conflict=c.conflict, parse=c.parse, notes=c.notes,
+                           call_id=call.id)
+
+    async def _run(self, question: Question, ctx: RunContext) -> Outcome:
+        trace = AstuteTrace(m_hat=self.m_hat, iterations=self.iterations, order=self.order,
+                            answer_mode=self.answer_mode, prompt_mode=self.prompt_mode, drop_idk=self.drop_idk,
+                            source_detail=self.source_detail, max_tokens=self.max_tokens)
+        docs = ctx.evidence(question)
+        trace.generation = await self.generate(ctx, question)
+        trace.passages = build_d0(order_documents(docs, self.order, question.question, self.seed),
+                                  trace.generation.kept)
+        calls: list[LLMCall] = []
+        if not trace.passages:  # P13: nothing to consolidate; answering an empty context would be a guess
+            trace.no_context, trace.answer_parse = True, "skipped"
+            trace.notes.append("no retrieved document and no generated passage: nothing to consolidate, so no "
+                               "answer call was made and the method abstains")
+            return Outcome([], True, trace, support={})
+        context_init = prompts.render_context(trace.passages, self.source_detail)
+        gen_id = [trace.generation.call_id] if trace.generation.call_id else []
+        last, last_id = context_init, []
+        for j in range(1, self.iterations):                     # t-1 p_con calls; each reads ctx0 + the last
+            rnd, call = await self.consolidate(ctx, question, trace.passages, context_init, last, j, gen_id + last_id)
+            trace.rounds.append(rnd)
+            calls.append(call)
+            last, last_id = call.response or "", [call.id]      # P11: the raw text goes forward
+        rnd, call = await self.finalize(ctx, question, trace.passages, context_init,
+                                        last if self.iterations > 1 else None, gen_id + last_id)
+        trace.rounds.append(rnd)
+        calls.append(call)
+        self._conclude(trace, call.response or "", ctx.client.calls)
+        return Outcome(trace.final_answers, not trace.final_answers, trace, support=self._support_map(trace, docs))
+
+    def _conclude(self, trace: AstuteTrace, reply: str, calls: list[LLMCall]) -> None:
+        final = trace.rounds[-1]
+        picked = parse_answer(reply, final.groups, self.answer_mode)
+        trace.final_answers, trace.answer_parse, trace.rationale = picked.answers, picked.how, picked.rationale
+        trace.notes += picked.notes
+        trace.final_groups = [g.id if (g := answer_group(a, final.groups)) else None for a in picked.answers]
+        for a, gid in zip(picked.answers, trace.final_groups):
+            if gid is None:
+                trace.notes.append(f"the answer {a!r} matches no group's candidate answer")
+        for r in trace.rounds:
+            trace.notes += [f"round {r.round}: {n}" for n in r.notes]
+        cut = [c.step for c in calls if c.completion_tokens >= self.max_tokens]
+        if cut:
+            trace.truncated = True
+            trace.notes.append(f"{', '.join(cut)} used the whole budget of {self.max_tokens} tokens: the reply may "
+                               "be cut off")
+        if not picked.answers and picked.how == "tag":
+            trace.notes.append(f"the model answered {IDK!r}: abstained")
+
+    @staticmethod
+    def _support_map(trace: AstuteTrace, docs: list[Document]) -> dict[str, list[str]]:
+        """Each answer rests on the external documents its group cites; without a group, on the documents that
+        state it."""
+        groups = {g.id: g for g in trace.rounds[-1].groups} if trace.rounds else {}
+        by_number = {p.number: p.document_id for p in trace.passages if p.document_id}
+        out = {}
+        for answer, gid in zip(trace.final_answers, trace.final_groups):
+            if gid in groups:
+                out[answer] = [by_number[n] for n in groups[gid].documents if n in by_number]
+            else:
+                out[answer] = default_support([answer], docs)[answer]
+        return out
