@@ -329,7 +329,10 @@ def round_facts(rnd: AstuteRound, trace: AstuteTrace) -> dict:
     split, excluded = _split_excluded(rnd, trace)
     answers = [g.answer for g in rnd.groups if g.answer]
     distinct = len({normalize(a) for a in answers if normalize(a)})
+    # a p_con round proposes no answers: there, groups kept apart are the conflict
+    what = plural(distinct, "distinct answer") if distinct >= 2 else plural(len(rnd.groups), "separate group")
     return {"label": round_label(rnd), "conflict": rnd.conflict, "distinct_answers": distinct,
+            "conflict_text": f"conflict: {what}",
             "parse": PARSE_WORDS[rnd.parse], "parse_failed": rnd.parse == "failed", "split": split,
             "excluded": excluded, "notes": list(rnd.notes), "groups": len(rnd.groups)}
 
@@ -368,7 +371,7 @@ def candidates_figure(trace: AstuteTrace, question: Question, show_truth: bool) 
     frame = candidates_frame(trace, question, show_truth)
     if frame.empty:
         return no_data(CHART_TITLE, "the final round has no group with a candidate answer")
-    labels = [html.escape(f"{'★ ' if pick else ''}{g}: {a}")
+    labels = [html.escape(f"{'★ ' if pick else ''}group {g}: {a}")
               for g, a, pick in zip(frame["group"], frame["candidate answer"], frame["final pick"])]
     conf = [None if pd.isna(c) else float(c) for c in frame["confidence"]]
     fig = make_subplots(rows=1, cols=2, column_widths=[0.55, 0.45], horizontal_spacing=0.12)
@@ -524,6 +527,13 @@ def final_frame(trace: AstuteTrace, question: Question, show_truth: bool,
     return pd.DataFrame(rows, columns=columns)
 
 
+def decision_notes(trace: AstuteTrace) -> list[str]:
+    """The trace's notes minus the rounds' own notes (the method repeats them as ``round j: …``; each round's
+    tab already shows them)."""
+    shown = {f"round {r.round}: {n}" for r in trace.rounds for n in r.notes}
+    return [n for n in trace.notes if n not in shown]
+
+
 def answer_parse_text(trace: AstuteTrace) -> str:
     return f"answer parse: {trace.answer_parse} ({ANSWER_PARSE_WORDS[trace.answer_parse]})"
 
@@ -622,7 +632,7 @@ def _render_round(st, rnd: AstuteRound, trace: AstuteTrace) -> None:
     facts = round_facts(rnd, trace)
     with st.container(horizontal=True):
         if facts["conflict"]:
-            st.badge(f"conflict: {facts['distinct_answers']} distinct answers", color="red")
+            st.badge(facts["conflict_text"], color="red")
         else:
             st.badge("no conflict", color="gray")
         st.badge(f"parse: {facts['parse']}", color="red" if facts["parse_failed"] else "blue")
@@ -676,8 +686,8 @@ def render_final(st, trace: AstuteTrace, question: Question, show_truth: bool,
         failed = trace.answer_parse in ("failed", "last_line")
         st.badge(f"answer parse: {trace.answer_parse}", color="red" if failed else "blue")
     st.text(answer_parse_text(trace))
-    if trace.notes:
-        st.text("\n".join(f"Note: {n}" for n in trace.notes))
+    if notes := decision_notes(trace):
+        st.text("\n".join(f"Note: {n}" for n in notes))
     if show_truth and question.gold_answers:
         ev = evaluation(trace.final_answers, question)
         with st.container(horizontal=True):

@@ -145,6 +145,7 @@ def test_group_cards_badges_and_round_facts():
     assert cards[0]["confidence"] == "0.60 (raw '0.6')"
     facts = view.round_facts(rnd, WELL)
     assert facts["conflict"] and facts["distinct_answers"] == 2
+    assert facts["conflict_text"] == "conflict: 2 distinct answers"
     assert facts["excluded"] == "1 (external)" and facts["split"] == "—"
     assert facts["parse"] == "structured tags" and not facts["parse_failed"]
     frame = view.groups_frame(rnd, WELL)
@@ -189,7 +190,7 @@ def test_candidates_frame_and_figure_with_the_truth_overlay():
     fig = view.candidates_figure(WELL, Q, show_truth=False)
     assert fig.layout.title.text == view.CHART_TITLE
     assert [d.name for d in fig.data] == ["confidence", "internal passages", "external passages"]
-    assert list(fig.data[0].x) == ["★ G1: Alice", "G2: Bob"] and list(fig.data[0].y) == [0.6, 0.3]
+    assert list(fig.data[0].x) == ["★ group G1: Alice", "group G2: Bob"] and list(fig.data[0].y) == [0.6, 0.3]
     assert list(fig.data[1].y) == [1, 0] and list(fig.data[2].y) == [1, 1]
     assert fig.data[1].marker.color == view.KIND_COLORS["internal"]
     assert fig.data[2].marker.color == view.KIND_COLORS["external"]
@@ -198,7 +199,7 @@ def test_candidates_frame_and_figure_with_the_truth_overlay():
     truth = view.candidates_figure(WELL, Q, show_truth=True)
     assert [d.name for d in truth.data][:2] == ["gold answer", "wrong answer"]
     assert truth.data[0].marker.color == view.KIND_COLORS["correct"]
-    assert truth.data[1].marker.color == view.KIND_COLORS["misinfo"] and list(truth.data[1].x) == ["G2: Bob"]
+    assert truth.data[1].marker.color == view.KIND_COLORS["misinfo"] and list(truth.data[1].x) == ["group G2: Bob"]
     assert list(view.candidates_frame(WELL, Q, show_truth=True)["verdict"]) == ["gold", "wrong"]
 
 
@@ -206,7 +207,7 @@ def test_candidate_labels_are_escaped_and_an_empty_round_says_why():
     evil = '<a href="https://evil.example">x</a>'
     trace = WELL.model_copy(update={"rounds": [_final([G1.model_copy(update={"answer": evil})])]})
     fig = view.candidates_figure(trace, Q, show_truth=False)
-    assert list(fig.data[0].x) == [html.escape(f"★ G1: {evil}")]
+    assert list(fig.data[0].x) == [html.escape(f"★ group G1: {evil}")]
     assert not any("<a" in str(v) for d in fig.data for v in d.x)
     empty = view.candidates_figure(PARSE_FAILED, Q, show_truth=False)
     assert "No data" in empty.layout.annotations[0].text
@@ -254,6 +255,8 @@ def test_parse_failure_keeps_the_raw_text_and_flags_the_answer():
     (row,) = view.final_rows(PARSE_FAILED)
     assert row["group"] is None and row["confidence"] == "—"
     assert row["facts"][0].startswith("No group proposes this answer (flagged)")
+    repeated = PARSE_FAILED.model_copy(update={"notes": [*PARSE_FAILED.notes, f"round 1: {rnd.notes[0]}"]})
+    assert view.decision_notes(repeated) == PARSE_FAILED.notes  # shown once, in the round's tab
     assert view.answer_parse_text(PARSE_FAILED) == "answer parse: last_line (no tag: the reply's last line)"
     assert list(view.passages_frame(PARSE_FAILED, Q, False)["final groups"]) == ["excluded"] * 4
     # no group at all (the answer still read from its tag)
@@ -286,6 +289,9 @@ def test_two_rounds_label_the_final_answer_call():
     assert [view.round_label(r) for r in trace.rounds] == ["Round 1 (p_con)", "Round 2 (final answer call)"]
     assert view.final_round(trace).round == 2
     assert view.round_facts(con, trace)["parse"] == "lenient (paper-format text)"
+    apart = con.model_copy(update={"conflict": True, "groups": [g.model_copy(update={"answer": None})
+                                                                for g in (G1, G2)]})
+    assert view.round_facts(apart, trace)["conflict_text"] == "conflict: 2 separate groups"
     assert view.group_cards(con, trace)[0]["badges"] == [("cross-source confirmed", "green")]  # no pick in p_con
     assert list(view.candidates_frame(trace, Q, False)["group"]) == ["G1"]  # the chart reads the final round
     assert view.call_role("consolidate_answer", 2) == "p_ans: round 2 + answers + final pick"
