@@ -397,7 +397,8 @@ def candidates_figure(trace: AstuteTrace, question: Question, show_truth: bool) 
     cats = every_category(labels)
     fig.update_xaxes(title="candidate (★ final pick)", categoryorder="array", categoryarray=labels, **cats)
     fig.update_yaxes(title="confidence (normalised 0–1)", range=[0, 1.15], automargin=True, row=1, col=1)
-    fig.update_yaxes(title="passages cited (count)", automargin=True, row=1, col=2, **count_axis(largest))
+    fig.update_yaxes(title="passages cited (count)", automargin=True, row=1, col=2,
+                     **(count_axis(largest) | {"range": [0, 1.15 * largest]}))  # headroom, as on the left
     if any(frame["heuristic"]):
         fig.add_annotation(text="* a word (high / medium / low) mapped to a number", xref="paper", yref="paper",
                            x=0, y=-0.32, showarrow=False, xanchor="left", font={"size": 11})
@@ -521,7 +522,8 @@ def final_frame(trace: AstuteTrace, question: Question, show_truth: bool,
         if show_truth:
             out["verdict"] = answer_kind(row["answer"], question)
         out |= {"group": row["group"] or "none (flagged)", "confidence": row["confidence"],
-                "rests on documents": ", ".join((support or {}).get(row["answer"], [])) or NONE}
+                "rests on documents": ", ".join((support or {}).get(row["answer"], [])) or f"{NONE} (no external "
+                                                                                         "document)"}
         rows.append(out)
     columns = ["answer"] + (["verdict"] if show_truth else []) + ["group", "confidence", "rests on documents"]
     return pd.DataFrame(rows, columns=columns)

@@ -254,6 +254,7 @@ def test_parse_failure_keeps_the_raw_text_and_flags_the_answer():
     assert view.candidates_frame(PARSE_FAILED, Q, False).empty
     (row,) = view.final_rows(PARSE_FAILED)
     assert row["group"] is None and row["confidence"] == "—"
+    assert list(view.final_frame(PARSE_FAILED, Q, False)["rests on documents"]) == ["— (no external document)"]
     assert row["facts"][0].startswith("No group proposes this answer (flagged)")
     repeated = PARSE_FAILED.model_copy(update={"notes": [*PARSE_FAILED.notes, f"round 1: {rnd.notes[0]}"]})
     assert view.decision_notes(repeated) == PARSE_FAILED.notes  # shown once, in the round's tab
