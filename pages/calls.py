@@ -38,14 +38,7 @@ else:
     chosen = st.selectbox("show call", frame["id"].tolist(), key=key(PAGE, "call"))
     call = next((c for c in calls if c.id == chosen), None)
     if call is not None:
-        st.caption(f"{call.method} · {call.step} · task {call.task} · {md(call.model)} · "
-                   f"{'cache hit' if call.cache_hit else f'{call.latency_s:.3f} s'} · parents: "
-                   f"{', '.join(call.parents) or 'none'}")
-        for message in call.messages:
-            st.markdown(f"**{md(message.get('role', '?'))}**")
-            st.code(message.get("content", ""), language=None, wrap_lines=True)
-        st.markdown("**response**" if not call.error else "**error**")
-        st.code(call.response if not call.error else call.error, language=None, wrap_lines=True)
+        view.render_call(st, call)
 
 st.subheader("Cache")
 stats = call_cache().stats()

@@ -21,6 +21,8 @@ def main() -> None:
     p.add_argument("--then-wait-for", default=None, help="text that must appear after the clicks")
     p.add_argument("--height", type=int, default=1400)
     p.add_argument("--width", type=int, default=1400)
+    p.add_argument("--settle", type=float, default=1.5,
+                   help="seconds to wait before the shot (charts and tables paint after the text)")
     a = p.parse_args()
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=shutil.which("chromium"), args=ARGS)
@@ -33,7 +35,7 @@ def main() -> None:
             page.wait_for_timeout(1500)
         if a.then_wait_for:
             page.get_by_text(a.then_wait_for).first.wait_for(timeout=180_000)
-        page.wait_for_timeout(1500)
+        page.wait_for_timeout(a.settle * 1000)
         page.screenshot(path=a.out)
         browser.close()
 

@@ -44,7 +44,8 @@ def _open(dataset, page: str) -> AppTest:
     return at
 
 
-@pytest.mark.parametrize("page", ["pages/dataset.py", "pages/inspect.py", "pages/debate.py", "pages/sources.py"])
+@pytest.mark.parametrize("page", ["pages/dataset.py", "pages/inspect.py", "pages/debate.py", "pages/sources.py",
+                                  "pages/astute.py"])
 def test_dataset_text_in_labels_is_escaped(dataset, page):
     at = _open(dataset, page)
     labels = _labels(at)
