@@ -164,10 +164,17 @@ def _cmd_risk(args: argparse.Namespace) -> int:
         print(f"error: {args.dataset}: no question has gold answers, so no answer can be labelled answerable or "
               "not, and risk cannot be measured", file=sys.stderr)
         return 2
+    from backend.methods import METHODS
+
+    also = tuple(m.strip() for m in args.also.split(",") if m.strip())
+    if [m for m in also if m not in METHODS]:
+        print(f"error: --also: choose from {', '.join(METHODS)} (got {args.also!r})", file=sys.stderr)
+        return 2
     questions = ds.questions[: args.limit] if args.limit else ds.questions
     bars = _Bars()
     try:
-        sweep = risk_sweep(_runner(args, ds), questions, strategies, on_progress=bars.step("questions × runs"))
+        sweep = risk_sweep(_runner(args, ds), questions, strategies, on_progress=bars.step("questions × runs"),
+                           also=also)
     finally:
         bars.close()
     rows = [{"point": p.label, "method": p.method, **p.folds, **p.metrics, "unlabelled": p.unlabelled,
@@ -285,6 +292,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dataset", required=True)
     p.add_argument("--strategies", default="direct,probability,safety",
                    help="comma-separated fusion strategies (direct, probability, safety)")
+    p.add_argument("--also", default="", help="other methods that can abstain, scored the same way "
+                                                "(e.g. astute,ra_rag); their abstentions are labelled by vanilla RAG")
     p.add_argument("--limit", type=int, default=None, help="first N questions only")
     p.add_argument("--evidence", choices=["given", "retrieve"], default="given")
     p.add_argument("--format", choices=["auto", "project", "ramdocs"], default="auto")

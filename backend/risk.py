@@ -80,8 +80,9 @@ def point(label: str, method: str, results: dict[str, MethodResult], questions: 
 
 
 async def arisk_sweep(runner: Runner, questions: list[Question], strategies: tuple[str, ...] = FUSIONS,
-                      on_progress: Progress | None = None) -> RiskSweep:
-    """Run RC-RAG once per fusion strategy and the reference on every question; ``on_progress(done, total)``."""
+                      on_progress: Progress | None = None, also: tuple[str, ...] = ()) -> RiskSweep:
+    """Run RC-RAG once per fusion strategy, the reference and the methods in ``also`` (any method that can
+    abstain: RA-RAG, Astute RAG...) on every question; ``on_progress(done, total)``."""
     unknown = [s for s in strategies if s not in FUSIONS]
     if unknown:
         raise ValueError(f"unknown fusion strateg{'ies' if len(unknown) > 1 else 'y'} {', '.join(unknown)}; "
@@ -90,7 +91,8 @@ async def arisk_sweep(runner: Runner, questions: list[Question], strategies: tup
     runs = {s: dataclasses.replace(runner, method_params={**runner.method_params,
                                                           "counterfactual": {**params, "fusion": s}})
             for s in strategies}
-    jobs = [(label, name) for label, name in [*((s, "counterfactual") for s in strategies), (REFERENCE, REFERENCE)]]
+    jobs = [*((s, "counterfactual") for s in strategies), (REFERENCE, REFERENCE),
+            *((m, m) for m in also if m not in (REFERENCE, "counterfactual"))]
     results: dict[str, dict[str, MethodResult]] = {label: {} for label, _ in jobs}
     total, done = len(questions) * len(jobs), 0
     slots = asyncio.Semaphore(QUESTIONS_AT_ONCE)
@@ -108,6 +110,7 @@ async def arisk_sweep(runner: Runner, questions: list[Question], strategies: tup
     await asyncio.gather(*(one(q) for q in questions))
     reference = results[REFERENCE]
     points = [point(s, "counterfactual", results[s], questions, reference) for s in strategies]
+    points += [point(m, m, results[m], questions, reference) for label, m in jobs[len(strategies) + 1:]]
     # vanilla RAG's own "I don't know" replies: a refusal kept is a discard (§3.7), and a refusal is not a right
     # answer, so they fold as UD
     points.append(point(f"keep everything ({REFERENCE})", REFERENCE, reference, questions, reference))
@@ -115,5 +118,5 @@ async def arisk_sweep(runner: Runner, questions: list[Question], strategies: tup
 
 
 def risk_sweep(runner: Runner, questions: list[Question], strategies: tuple[str, ...] = FUSIONS,
-               on_progress: Progress | None = None) -> RiskSweep:
-    return run_sync(arisk_sweep(runner, questions, strategies, on_progress))
+               on_progress: Progress | None = None, also: tuple[str, ...] = ()) -> RiskSweep:
+    return run_sync(arisk_sweep(runner, questions, strategies, on_progress, also))

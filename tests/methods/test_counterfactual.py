@@ -249,12 +249,15 @@ def test_risk_sweep_on_ramdocs(ramdocs):
 
     seen = []
     sweep = risk_sweep(Runner(ramdocs, llm=LLMConfig(cache_mode="off")), ramdocs.questions[:8],
-                       on_progress=lambda d, n: seen.append((d, n)))
-    assert seen[-1] == (32, 32) and [p.label for p in sweep.points] == [
-        "direct", "probability", "safety", "keep everything (vanilla_rag)"]
+                       on_progress=lambda d, n: seen.append((d, n)), also=("no_rag",))
+    assert seen[-1] == (40, 40) and [p.label for p in sweep.points] == [
+        "direct", "probability", "safety", "no_rag", "keep everything (vanilla_rag)"]
     ref = sweep.points[-1]
     assert ref.metrics["coverage"] == 100.0 and sum(ref.folds.values()) == 8
-    direct, _, safety, _ = sweep.points
+    closed_book = sweep.points[3]      # RAMDocs gives it no memory: it abstains, labelled by vanilla RAG's answer
+    assert closed_book.folds["AK"] + closed_book.folds["UK"] == 0 and sum(closed_book.folds.values()) == 8
+    assert closed_book.folds["AD"] == ref.folds["AK"] and closed_book.metrics["risk"] is None
+    direct, _, safety, _, _ = sweep.points
     assert safety.metrics["coverage"] <= direct.metrics["coverage"] <= 100.0   # safety discards the most
     assert sum(direct.paths.values()) == 8
 
