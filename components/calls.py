@@ -5,6 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from backend.schema import LLMCall
+from components.safe import md
 
 COLUMNS = ["id", "dataset", "question", "method", "step", "task", "model", "cache hit", "attempts", "prompt tokens",
            "completion tokens", "latency s", "error"]
@@ -33,3 +34,15 @@ def summary(calls: list[LLMCall]) -> dict[str, float]:
             "tokens": sum(c.prompt_tokens + c.completion_tokens for c in calls),
             "model seconds": round(sum(c.latency_s for c in calls if not c.cache_hit), 2),
             "errors": sum(bool(c.error) for c in calls)}
+
+
+def render_call(st, call: LLMCall) -> None:
+    """One call verbatim: who made it, each prompt message, the response (or the error). Text as code blocks."""
+    st.caption(f"{md(call.method or '—')} · {md(call.step)} · task {md(call.task)} · {md(call.model)} · "
+               f"{'cache hit' if call.cache_hit else f'{call.latency_s:.3f} s'} · parents: "
+               f"{md(', '.join(call.parents) or 'none')}")
+    for message in call.messages:
+        st.markdown(f"**{md(message.get('role', '?'))}**")
+        st.code(message.get("content", ""), language=None, wrap_lines=True)
+    st.markdown("**response**" if not call.error else "**error**")
+    st.code(call.response if not call.error else call.error, language=None, wrap_lines=True)
