@@ -84,12 +84,12 @@ class _Bars:
     def __init__(self) -> None:
         self.bars: dict[str, Any] = {}
 
-    def step(self, what: str):
+    def step(self, what: str, unit: str = "item"):
         def update(done: int, total: int) -> None:
             if what not in self.bars and total:
                 from tqdm import tqdm
 
-                self.bars[what] = tqdm(total=total, desc=what, unit="item", file=sys.stderr)
+                self.bars[what] = tqdm(total=total, desc=what, unit=unit, file=sys.stderr)
             if what in self.bars:
                 self.bars[what].update(done - self.bars[what].n)
         return update
@@ -186,6 +186,60 @@ def _cmd_risk(args: argparse.Namespace) -> int:
 
     print_risk(ds.name, len(questions), sweep.points)
     return 0
+
+
+def _cmd_evaluate(args: argparse.Namespace) -> int:
+    """Every method on every question: results.jsonl (one row per pair, safe to kill), summary.json, a table."""
+    from backend.evaluate import RESULTS, SUMMARY, EvaluationError, evaluate
+    from backend.methods import UnknownMethod, resolve
+
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        print(f"error: --out {out}: exists and is not a folder", file=sys.stderr)
+        return 2
+    if args.limit is not None and args.limit < 1:
+        print("error: --limit must be at least 1", file=sys.stderr)
+        return 2
+    if args.concurrency < 1:
+        print("error: --concurrency must be at least 1", file=sys.stderr)
+        return 2
+    if args.retry_errors and not args.resume:
+        print("error: --retry-errors needs --resume", file=sys.stderr)
+        return 2
+    if not args.resume and (out / RESULTS).exists() and (out / RESULTS).stat().st_size:
+        print(f"error: {out / RESULTS} already has results: add --resume to continue them, or choose another "
+              "--out", file=sys.stderr)
+        return 2
+    try:
+        names, missing = resolve(args.methods)
+    except UnknownMethod as err:
+        print(f"error: --methods: {err}", file=sys.stderr)
+        return 2
+    if not names:
+        print(f"error: --methods {args.methods!r}: none of these is implemented yet", file=sys.stderr)
+        return 2
+    if missing:
+        print(f"note: not implemented yet, skipped: {', '.join(missing)}", file=sys.stderr)
+    ds = _load_or_exit(args.dataset, args.format)
+    questions = ds.questions[: args.limit] if args.limit else ds.questions
+    runner = _runner(args, ds)
+    _prepare_with_progress(runner, names)
+    bars = _Bars()
+    try:
+        summary = evaluate(runner, questions, names, out, resume=args.resume, retry_errors=args.retry_errors,
+                           concurrency=args.concurrency, on_progress=bars.step("questions", unit="question"))
+    except EvaluationError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    finally:
+        bars.close()
+    for note in summary["notes"]:
+        print(f"note: {note}", file=sys.stderr)
+    from backend.report import print_evaluation
+
+    print_evaluation(summary)
+    print(f"summary: {out / SUMMARY}")
+    return 0 if summary["complete"] else 1
 
 
 def _cmd_reliability(args: argparse.Namespace) -> int:
@@ -300,6 +354,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help='print {"dataset", "questions", "points": [...]}')
     _add_model_args(p)
     p.set_defaults(func=_cmd_risk)
+
+    p = sub.add_parser("evaluate", help="run methods over a dataset: results.jsonl (one row per question x method; "
+                                        "safe to kill and --resume) and summary.json")
+    p.add_argument("--dataset", required=True)
+    p.add_argument("--methods", default="all", help="comma-separated method names, or all")
+    p.add_argument("--out", required=True, help="output folder (results.jsonl, summary.json)")
+    p.add_argument("--limit", type=int, default=None, help="first N questions only")
+    p.add_argument("--resume", action="store_true", help="keep the rows in --out and run only the missing pairs")
+    p.add_argument("--retry-errors", action="store_true", help="with --resume: run the pairs that failed again")
+    p.add_argument("--evidence", choices=["given", "retrieve"], default="given")
+    p.add_argument("--format", choices=["auto", "project", "ramdocs"], default="auto")
+    _add_model_args(p)
+    p.set_defaults(func=_cmd_evaluate)
 
     p = sub.add_parser("build-sample", help="regenerate sample_data/ deterministically")
     from backend.paths import SAMPLE_DATA

@@ -24,7 +24,7 @@ from pydantic import BaseModel
 
 from backend import prepared as store
 from backend.llm.cache import CallCache
-from backend.llm.client import CallLog, LLMClient, LLMConfig
+from backend.llm.client import CallLog, LLMClient, LLMConfig, default_cache
 from backend.methods import METHODS
 from backend.methods.base import Method, Progress, RunContext, run_sync
 from backend.schema import Dataset, EvidenceMode, MethodResult, Preparation, Question, strip_truth
@@ -36,7 +36,9 @@ ResultCallback = Callable[[MethodResult], None]
 class Runner:
     dataset: Dataset
     llm: LLMConfig = field(default_factory=LLMConfig)
-    cache: CallCache | None = None
+    #: The model-call cache: None runs without one (a "live" config is then run as "off"); "default" opens the
+    #: per-user cache (``backend.llm.client.default_cache()``, the CLI's default).
+    cache: CallCache | str | None = None
     log: CallLog | None = None
     api_key: str | None = None
     evidence_mode: EvidenceMode = "given"
@@ -50,6 +52,12 @@ class Runner:
     _keys: dict[str, str | None] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        if self.cache == "default":
+            self.cache = default_cache()
+        elif isinstance(self.cache, str):
+            raise ValueError(f"cache must be a CallCache, 'default' or None, got {self.cache!r}")
+        if self.cache is None and self.llm.cache_mode == "live":  # Runner(dataset) works out of the box
+            self.llm = self.llm.model_copy(update={"cache_mode": "off"})
         self._client = LLMClient(self.llm, cache=self.cache, api_key=self.api_key, log=self.log)
 
     @property

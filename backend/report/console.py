@@ -65,3 +65,34 @@ def print_risk(dataset: str, questions: int, points) -> None:
     console.print("* in the released RC-RAG code, not in the paper. A = the RAG answer is correct, K = kept.",
                   highlight=False)
 
+
+
+def print_evaluation(summary: dict) -> None:
+    """Batch evaluation: one row per method, the answer metrics (percent), abstention risk, cost; then what is
+    missing or failed."""
+    console = Console()
+    if console.width < 160:   # a pipe reports 80 columns: fifteen columns would be cut to "accura…"
+        console = Console(width=160)
+    table = Table("method", "n", "errors", "missing", "accuracy", "strict EM", "P", "R", "F1", "refusal",
+                  "risk ↓", "coverage", "calls", "tokens", "wall s",
+                  title=Text(f"Evaluation of {summary['dataset']} with {summary['model']} "
+                             f"({plural(summary['questions'], 'question')}; percent)"))
+    table.columns[0].no_wrap = True
+    for name, m in summary["methods"].items():
+        risk = m.get("risk") or {}
+        tokens = (m["mean_prompt_tokens"] or 0) + (m["mean_completion_tokens"] or 0) if m["n"] else None
+        table.add_row(Text(name), str(m["n"]), str(m["errors"]), str(m["missing"]),
+                      *(pct(m[k]) for k in ("accuracy", "strict_em", "precision", "recall", "f1", "refusal_rate")),
+                      pct(risk.get("risk")) if risk else "—", pct(risk.get("coverage")) if risk else "—",
+                      _num(m["mean_calls"]) if m["mean_calls"] is not None else "n/a",
+                      f"{tokens:.0f}" if tokens is not None else "n/a",
+                      _num(m["mean_wall_s"]) if m["mean_wall_s"] is not None else "n/a")
+    console.print(table)
+    console.print("Metrics over rows without error; calls, tokens and wall s are means per question. Risk (RC-RAG) "
+                  "for methods that abstain; an abstention is labelled by vanilla RAG's answer.", highlight=False)
+    if summary["missing"]:
+        console.print(Text("missing (not run): " + ", ".join(f"{m} {n}" for m, n in summary["missing"].items()),
+                           style="bold red"))
+    if summary["errors"]:
+        console.print(Text("errors: " + ", ".join(f"{m} {n}" for m, n in summary["errors"].items())
+                           + " (run again with --resume --retry-errors)", style="bold yellow"))

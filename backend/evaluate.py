@@ -1,0 +1,276 @@
+"""Batch evaluation (local engine): every (question, method) pair through the ``Runner``, one line per pair in
+``OUT/results.jsonl`` (appended, flushed and fsync'd as each pair finishes, so a kill loses at most the pair in
+flight), then ``OUT/summary.json``.
+
+``results.jsonl`` rows: ``{"dataset", "model", "question_id", "method", "result": MethodResult}``. The rows
+hold method output only (the runner strips the truth); every metric is computed from them by ``summarize``
+through ``backend.scoring``, so a summary can be recomputed at any time from the rows.
+
+Resuming (``resume=True``) skips the pairs that already have a row; a pair whose row has an ``error`` is run again
+only with ``retry_errors=True``, and its new row supersedes the old one (``load_results``: the last row of a pair
+wins). A half-written last line (a kill mid-write) is cut off and reported in the summary's ``notes``, never
+dropped silently; an unreadable line elsewhere is reported too and its pair run again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from backend.methods.base import run_sync
+from backend.schema import Dataset, MethodResult, Question
+from backend.scoring import (accuracy, count_folds, precision_recall_f1, predicted, risk_fold, risk_metrics,
+                             strict_em)
+
+RESULTS = "results.jsonl"
+SUMMARY = "summary.json"
+#: The keep-everything reference whose answer labels another method's abstentions (``scoring.risk_fold``).
+REFERENCE = "vanilla_rag"
+
+Pair = tuple[str, str]                        # (question id, method)
+Progress = Callable[[int, int], None]         # (questions done, questions to run)
+
+
+class EvaluationError(ValueError):
+    """The output folder cannot be used as asked (exists without resume, written for another dataset/model)."""
+
+
+# --- the results file ----------------------------------------------------------------------------------------
+
+def repair_tail(path: Path) -> str | None:
+    """Cut a half-written last line (no trailing newline, or not valid JSON) back to the last complete line;
+    return what was cut, as a note, or None when the file was whole."""
+    if not path.exists():
+        return None
+    data = path.read_bytes()
+    if not data:
+        return None
+    body, _, last = data.rstrip(b"\n").rpartition(b"\n")
+    whole = data.endswith(b"\n")
+    if whole:
+        try:
+            json.loads(last)
+            return None
+        except ValueError:
+            pass
+    keep = len(body) + 1 if body else 0
+    with open(path, "r+b") as fh:
+        fh.truncate(keep)
+        fh.flush()
+        os.fsync(fh.fileno())
+    line_no = body.count(b"\n") + (2 if body else 1)
+    return (f"{path}:{line_no}: the last line was half-written ({len(data) - keep} bytes, "
+            f"{'not valid JSON' if whole else 'no newline'}); removed, its pair is run again")
+
+
+def read_rows(path: str | Path) -> tuple[list[dict[str, Any]], list[str]]:
+    """The rows of a results file in order, and one note per line that could not be read."""
+    path = Path(path)
+    rows: list[dict[str, Any]] = []
+    notes: list[str] = []
+    if not path.exists():
+        return rows, notes
+    text = path.read_text(encoding="utf-8")
+    lines = text.split("\n")
+    for no, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        half = no == len(lines) and not text.endswith("\n")
+        try:
+            row = json.loads(line)
+            if not isinstance(row, dict) or not {"question_id", "method", "result"} <= row.keys():
+                raise ValueError("missing question_id, method or result")
+        except ValueError as err:
+            what = "half-written (no newline)" if half else f"unreadable ({err})"
+            notes.append(f"{path}:{no}: {what}; its pair counts as not run")
+            continue
+        row["_line"] = no
+        rows.append(row)
+    return rows, notes
+
+
+def load_results(path: str | Path) -> tuple[dict[Pair, MethodResult], list[str]]:
+    """``{(question id, method): MethodResult}`` from a results file (the last row of a pair wins: a re-run
+    supersedes an error row) and notes on anything that could not be read."""
+    rows, notes = read_rows(path)
+    out: dict[Pair, MethodResult] = {}
+    for row in rows:
+        try:
+            out[(row["question_id"], row["method"])] = MethodResult.model_validate(row["result"])
+        except ValidationError as err:
+            notes.append(f"{path}:{row['_line']}: result: {err.errors()[0]['msg']}; its pair counts as not run")
+    return out, notes
+
+
+def _append(fh, dataset: str, model: str, result: MethodResult) -> None:
+    row = {"dataset": dataset, "model": model, "question_id": result.question_id, "method": result.method,
+           "result": result.model_dump(mode="json")}
+    fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+    fh.flush()
+    os.fsync(fh.fileno())
+
+
+# --- the run -------------------------------------------------------------------------------------------------
+
+def evaluate(runner, questions: list[Question], methods: list[str], out_dir: str | Path, resume: bool = False,
+             retry_errors: bool = False, concurrency: int = 4, on_progress: Progress | None = None) -> dict[str, Any]:
+    """Run ``methods`` on ``questions`` (``concurrency`` questions at once), append each pair's row to
+    ``out_dir/results.jsonl``, write ``out_dir/summary.json`` and return the summary (``summarize``).
+
+    ``resume``: keep the existing rows and run only the pairs without one (and, with ``retry_errors``, those whose
+    row is an error). Without ``resume`` an existing non-empty results file is an error (nothing is overwritten).
+    Raises ``EvaluationError`` for an unusable ``out_dir``."""
+    out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise EvaluationError(f"{out}: exists and is not a folder")
+    if concurrency < 1:
+        raise EvaluationError("concurrency must be at least 1")
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / RESULTS
+    dataset, model = runner.dataset.name, runner.llm.model
+    notes: list[str] = []
+    if path.exists() and path.stat().st_size and not resume:
+        raise EvaluationError(f"{path}: already has results; resume them (--resume) or choose another folder")
+    if (note := repair_tail(path)) is not None:
+        notes.append(note)
+    rows, read_notes = read_rows(path)
+    notes += read_notes
+    other = {(r.get("dataset"), r.get("model")) for r in rows} - {(dataset, model)}
+    if other:
+        d, m = sorted(other, key=str)[0]
+        raise EvaluationError(f"{path}: holds results of dataset {d!r} with model {m!r}, not {dataset!r} with "
+                              f"{model!r}; choose another folder")
+    done, _ = load_results(path)
+    todo: dict[str, list[str]] = {}
+    for q in questions:
+        pending = [m for m in methods if (q.id, m) not in done or (retry_errors and done[(q.id, m)].error)]
+        if pending:
+            todo[q.id] = pending
+    work = [q for q in questions if q.id in todo]
+    if on_progress is not None:
+        on_progress(0, len(work))
+
+    async def run_all() -> None:
+        slots = asyncio.Semaphore(concurrency)
+        finished = 0
+        with open(path, "a", encoding="utf-8") as fh:
+            async def one_pair(q: Question, name: str) -> None:
+                result = (await runner.arun(q, [name]))[name]
+                _append(fh, dataset, model, result)   # the loop's one thread writes: lines never interleave
+
+            async def one_question(q: Question) -> None:
+                nonlocal finished
+                async with slots:
+                    await asyncio.gather(*(one_pair(q, m) for m in todo[q.id]))
+                finished += 1
+                if on_progress is not None:
+                    on_progress(finished, len(work))
+
+            await asyncio.gather(*(one_question(q) for q in work))
+
+    if work:
+        run_sync(run_all())
+    results, load_notes = load_results(path)
+    notes += [n for n in load_notes if n not in notes]
+    summary = summarize(runner.dataset, results, methods=methods, questions=questions, model=model, notes=notes)
+    (out / SUMMARY).write_text(json.dumps(summary, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    return summary
+
+
+# --- the summary ---------------------------------------------------------------------------------------------
+
+def _mean(xs: list[float], digits: int = 4) -> float | None:
+    return round(sum(xs) / len(xs), digits) if xs else None
+
+
+def _pct(k: int, n: int) -> float | None:
+    return round(100 * k / n, 2) if n else None
+
+
+def _refused(r: MethodResult) -> bool:
+    return r.abstained or not predicted(r.answers)
+
+
+def _scores(pairs: list[tuple[Question, MethodResult]]) -> dict[str, Any]:
+    """The answer metrics of a group of rows, in percent. Errors are counted apart and scored as nothing: the
+    metrics are over the rows without error whose question has gold answers (``scored``)."""
+    ok = [(q, r) for q, r in pairs if not r.error]
+    gold = [(q, r) for q, r in ok if q.gold_answers]
+    prf = [precision_recall_f1(r.answers, q.gold_answers) for q, r in gold]
+    return {"n": len(pairs), "errors": len(pairs) - len(ok), "scored": len(gold),
+            "accuracy": _pct(sum(accuracy(r.answers, q.gold_answers) for q, r in gold), len(gold)),
+            "strict_em": _pct(sum(strict_em(r.answers, q.gold_answers, q.wrong_answers) for q, r in gold),
+                              len(gold)),
+            "precision": _mean([100 * p for p, _, _ in prf], 2), "recall": _mean([100 * r for _, r, _ in prf], 2),
+            "f1": _mean([100 * f for _, _, f in prf], 2),
+            "refusal_rate": _pct(sum(_refused(r) for _, r in ok), len(ok))}
+
+
+def _slices(q: Question) -> dict[str, list[str]]:
+    """The slices a question belongs to, per family (a question can be in several slices of the mix)."""
+    out: dict[str, list[str]] = {}
+    types = {d.label.type for d in q.documents if d.label}
+    if types or len(q.gold_answers) > 1:
+        mix = [t for t in ("misinfo", "noise") if t in types] + (["ambiguity"] if len(q.gold_answers) > 1 else [])
+        out["mix"] = mix or ["clean"]
+    if q.meta.get("scenario") is not None:
+        out["scenario"] = [str(q.meta["scenario"])]
+    out["documents"] = [str(len(q.documents))]
+    return out
+
+
+def summarize(dataset: Dataset, results: dict[Pair, MethodResult], methods: list[str] | None = None,
+              questions: list[Question] | None = None, model: str | None = None,
+              notes: list[str] | None = None) -> dict[str, Any]:
+    """Per method: ``n`` rows, ``missing`` pairs (no row), ``errors``, accuracy / strict EM / precision / recall /
+    F1 / refusal rate (percent, over ``scored`` rows: no error, gold answers known), mean calls, tokens and wall
+    time per row, and, for a method that abstained at least once, RC-RAG's folds and risk metrics (an abstention
+    without a candidate answer is labelled by vanilla RAG's answer to the same question when there is one);
+    ``slices``: the same answer metrics per RAMDocs mix (misinfo / noise / ambiguity / clean), ``meta["scenario"]``
+    and number of documents, where the data has them.
+
+    ``questions`` (default: the dataset's) and ``methods`` (default: those with rows) fix what was asked for:
+    a pair without a row is counted as ``missing``, never left out silently."""
+    questions = dataset.questions if questions is None else questions
+    if methods is None:
+        methods = list(dict.fromkeys(m for _, m in results))
+    per: dict[str, Any] = {}
+    for m in methods:
+        rows = [(q, results[(q.id, m)]) for q in questions if (q.id, m) in results]
+        calls = [c for _, r in rows for c in r.calls]
+        entry: dict[str, Any] = {**_scores(rows), "missing": len(questions) - len(rows),
+                                 "mean_calls": _mean([len(r.calls) for _, r in rows], 3),
+                                 "cache_hits": sum(c.cache_hit for c in calls),
+                                 "mean_prompt_tokens": _mean([sum(c.prompt_tokens for c in r.calls) for _, r in rows],
+                                                             1),
+                                 "mean_completion_tokens": _mean([sum(c.completion_tokens for c in r.calls)
+                                                                  for _, r in rows], 1),
+                                 "mean_wall_s": _mean([r.wall_s for _, r in rows], 3)}
+        abstains = any(r.abstained for _, r in rows if not r.error) or m == "counterfactual"
+        if abstains:
+            folds = [risk_fold(r, q, results.get((q.id, REFERENCE)) if m != REFERENCE else None) for q, r in rows]
+            counts = count_folds(folds)
+            entry["risk"] = {**counts, **risk_metrics(counts), "unlabelled": sum(f is None for f in folds)}
+        slices: dict[str, dict[str, list]] = {}
+        for q, r in rows:
+            for family, names in _slices(q).items():
+                for name in names:
+                    slices.setdefault(family, {}).setdefault(name, []).append((q, r))
+        entry["slices"] = {family: {name: _scores(group) for name, group in sorted(groups.items())}
+                           for family, groups in slices.items()
+                           if family != "documents" or len(groups) > 1}
+        per[m] = entry
+    missing = {m: e["missing"] for m, e in per.items() if e["missing"]}
+    errors = {m: e["errors"] for m, e in per.items() if e["errors"]}
+    return {"dataset": dataset.name, "model": model, "questions": len(questions), "methods": per,
+            "missing": missing, "errors": errors, "complete": not missing, "notes": list(notes or [])}
+
+
+__all__ = ["evaluate", "load_results", "read_rows", "repair_tail", "summarize", "EvaluationError", "RESULTS",
+           "SUMMARY"]
