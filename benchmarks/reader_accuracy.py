@@ -1,6 +1,6 @@
 """Accuracy and speed of the offline extractive reader (backend.llm.reader) per document type.
 
-    .venv/bin/python benchmarks/reader_accuracy.py --dataset sample_data/ramdocs_dev [--limit N]
+    .venv/bin/python benchmarks/reader_accuracy.py --dataset sample_data/ramdocs_dev [--limit N] [--half fit|held-out]
 
 The reader sees only (question, passage); labels are used here for scoring only:
   * correct docs: the answer matches the doc's labelled answer (accuracy) or the reader abstained;
@@ -38,6 +38,11 @@ from backend import answers  # noqa: E402  (after the sys.path fix above)
 def matches(pred: str | None, gold: str | None) -> bool:
     """Lenient match (backend.answers): word-sequence containment either way, or token F1 >= 0.5."""
     return bool(pred) and bool(gold) and answers.matches(pred, gold)
+
+
+def half(questions: list, which: str) -> list:
+    """The calibration split: "fit" = questions at odd 1-based positions (1, 3, 5...), "held-out" = even ones."""
+    return [q for i, q in enumerate(questions, start=1) if (i % 2 == 1) == (which == "fit")]
 
 
 def metrics(records: list[dict]) -> dict:
@@ -91,6 +96,9 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--dataset", required=True, help="project dataset folder/.jsonl or a raw RAMDocs .jsonl")
     ap.add_argument("--limit", type=int, default=None, help="first N questions only")
+    ap.add_argument("--half", choices=["fit", "held-out"], default=None,
+                    help="only the questions the reader's threshold is fitted on (odd positions: 1, 3, 5...) or "
+                         "only the others (even positions), see benchmarks/reader_calibration.py")
     ap.add_argument("--batch", choices=["question", "all"], default="question",
                     help="one read_batch per question (default) or one for the whole dataset")
     ap.add_argument("--repeat", type=int, default=3, help="timed passes; the median speed is reported")
@@ -102,6 +110,8 @@ def main(argv: list[str] | None = None) -> int:
 
     ds = load_dataset(args.dataset)
     questions = ds.questions[: args.limit] if args.limit else ds.questions
+    if args.half:
+        questions = half(questions, args.half)
 
     # warm-up on text that is not in the dataset: loads the model, then forget every cache
     reader.read_batch([("When was the bridge opened?", "The bridge was opened on 3 May 1901. It is long.")])
