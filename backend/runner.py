@@ -70,7 +70,7 @@ class Runner:
         return METHODS[name](**self.method_params.get(name, {}))
 
     def context(self, name: str, prepared: BaseModel | None = None, question_id: str | None = None) -> RunContext:
-        needs_index = self.evidence_mode == "retrieve"
+        needs_index = self.evidence_mode == "retrieve" or METHODS[name].needs_index
         return RunContext(client=self._client.for_method(name, dataset=self.stripped.name, question_id=question_id),
                           retriever=self.retriever() if needs_index else None,
                           evidence_mode=self.evidence_mode, top_k=self.top_k,
