@@ -36,11 +36,9 @@ import math
 from typing import NamedTuple
 
 import numpy as np
-from pydantic import Field
-
 from backend import embeddings
 from backend.llm.formats import is_idk
-from backend.schema.base import StrictModel
+from backend.schema import PairScore
 
 
 class ScorerWeights(NamedTuple):
@@ -49,16 +47,6 @@ class ScorerWeights(NamedTuple):
     sparse: float = 0.2
     dense: float = 0.4
     colbert: float = 0.4
-
-
-class PairScore(StrictModel):
-    """One scored pair (or the mean of ``pairs`` scored pairs); every field in [0, 1]."""
-
-    sparse: float = Field(ge=0.0, le=1.0)
-    dense: float = Field(ge=0.0, le=1.0)
-    colbert: float = Field(ge=0.0, le=1.0)
-    total: float = Field(ge=0.0, le=1.0)
-    pairs: int = Field(default=1, ge=0)
 
 
 def _clamp(value: float) -> float:

@@ -14,12 +14,14 @@ Leaf = Literal["FA", "FI", "FE", "RA"]
 
 
 class PairScore(StrictModel):
-    """The Knowledge Scorer on one pair (or the mean over pairs): three components and their weighted total."""
+    """The Knowledge Scorer on one pair (or the mean of ``pairs`` scored pairs): three components and their weighted
+    total, each in [0, 1]."""
 
-    sparse: float = 0.0
-    dense: float = 0.0
-    colbert: float = 0.0
-    total: float = 0.0
+    sparse: float = Field(default=0.0, ge=0.0, le=1.0)
+    dense: float = Field(default=0.0, ge=0.0, le=1.0)
+    colbert: float = Field(default=0.0, ge=0.0, le=1.0)
+    total: float = Field(default=0.0, ge=0.0, le=1.0)
+    pairs: int = Field(default=1, ge=0)
 
 
 class BridgeDemo(StrictModel):
@@ -68,10 +70,10 @@ class BridgeCycle(StrictModel):
     sub_queries: list[BridgeSubQuery] = Field(default_factory=list)
     k_gen: list[BridgeKnowledge] = Field(default_factory=list)
     k_ret: list[BridgeKnowledge] = Field(default_factory=list)
-    s1: PairScore = Field(default_factory=PairScore)   # K_int ↔ K_ext
-    s2: PairScore = Field(default_factory=PairScore)   # K_int ↔ K_gen (mean)
-    s3: PairScore = Field(default_factory=PairScore)   # K_ext ↔ K_ret (mean)
-    s4: PairScore = Field(default_factory=PairScore)   # K_gen ↔ K_ret (mean over pairs)
+    s1: PairScore = Field(default_factory=lambda: PairScore(pairs=0))   # K_int ↔ K_ext
+    s2: PairScore = Field(default_factory=lambda: PairScore(pairs=0))   # K_int ↔ K_gen (mean)
+    s3: PairScore = Field(default_factory=lambda: PairScore(pairs=0))   # K_ext ↔ K_ret (mean)
+    s4: PairScore = Field(default_factory=lambda: PairScore(pairs=0))   # K_gen ↔ K_ret (mean over pairs)
     t_ret: float | None = None    # r_p·[S3 + (1 − S2)] (None when N0 went to FA)
     t_llm: float | None = None    # g_p·[S2 + (1 − S3)]
     path: list[BridgeNode] = Field(default_factory=list)
