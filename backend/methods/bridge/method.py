@@ -72,7 +72,8 @@ class BRIDGE(Method):
         trace.demos = await asyncio.to_thread(self.demos, question.question)
         examples = "\n\n".join(prompts.DEMO.format(question=d.question, r=d.retrieve, g=100 - d.retrieve)
                                for d in trace.demos)
-        call = await ctx.client.acomplete(_user(prompts.ALLOCATOR.format(examples=examples, question=question.question)),
+        prompt = prompts.ALLOCATOR.format(examples=examples, question=question.question)
+        call = await ctx.client.acomplete(_user(prompt),
                                           task="soft_bias", step="allocate", question=question.question,
                                           max_tokens=self.max_tokens, fields={"memory": question.internal_knowledge})
         trace.bias_raw = call.response or ""
@@ -163,7 +164,8 @@ class BRIDGE(Method):
         cycle.outcome, cycle.path, cycle.t_ret, cycle.t_llm = decide(
             trace.r_p, trace.g_p, cycle.s1.total, cycle.s2.total, cycle.s3.total, cycle.s4.total, self.alpha,
             self.beta)
-        trace.texts_embedded, trace.embedding_passes = scorer.texts_embedded, scorer.sentence_passes + scorer.token_passes
+        trace.texts_embedded = scorer.texts_embedded
+        trace.embedding_passes = scorer.sentence_passes + scorer.token_passes
 
     async def reflect(self, ctx: RunContext, question: Question, trace: BridgeTrace, last: BridgeCycle,
                       k: int) -> tuple[str, list[str], LLMCall]:
