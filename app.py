@@ -25,6 +25,8 @@ pages = {
         st.Page("pages/sources.py", title="Sources (RA-RAG)", icon=":material/hub:", url_path="sources"),
         st.Page("pages/debate.py", title="Debate (MADAM-RAG)", icon=":material/forum:", url_path="debate"),
         st.Page("pages/astute.py", title="Consolidation (Astute RAG)", icon=":material/merge:", url_path="astute"),
+        st.Page("pages/counterfactual.py", url_path="counterfactual", icon=":material/shield:",
+                title="Risk (counterfactual prompting)"),
         st.Page("pages/bridge.py", title="Decision path (BRIDGE)", icon=":material/account_tree:", url_path="bridge"),
     ],
     "Data": [

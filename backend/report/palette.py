@@ -24,3 +24,11 @@ VARIANT_LABELS = {"mv": "MV", "wmv": "WMV", "rrss": "RA-RAG (κ-RRSS)", "oracle_
 #: Verdicts (``backend.scoring.verdict``) as Streamlit badge colours.
 VERDICT_COLORS = {"correct": "green", "correct + extras": "blue", "partly correct": "orange", "wrong": "red",
                   "abstained": "gray", "error": "orange", "no gold answers": "gray"}
+
+#: RC-RAG's operating points (the Risk page): its fusion strategies and the keep-everything reference.
+STRATEGY_COLORS = {
+    "direct": "#1565c0",        # blue: direct selection, the paper's default
+    "probability": "#00838f",   # teal: probability comparison
+    "safety": "#6d4c41",        # brown: safety, in the released code only
+    "reference": "#9e9e9e",     # grey: no risk control (keep every answer)
+}

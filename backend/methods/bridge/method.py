@@ -47,7 +47,8 @@ class BRIDGE(Method):
             raise ValueError(f"allocator must be 'icl' or 'fixed' (r_p = g_p = 1, the paper's ablation), got "
                              f"{allocator!r}")
         self.n, self.alpha, self.beta, self.max_reflections = n, alpha, beta, max_reflections
-        self.weights, self.k_demos, self.allocator, self.max_tokens = tuple(weights), k_demos, allocator, max_tokens
+        # a list, so the parameters survive a JSON round trip unchanged
+        self.weights, self.k_demos, self.allocator, self.max_tokens = list(weights), k_demos, allocator, max_tokens
 
     # -- Step 1: Soft Bias Allocator (ICL) ------------------------------------------------------------------
 
@@ -71,7 +72,8 @@ class BRIDGE(Method):
         trace.demos = await asyncio.to_thread(self.demos, question.question)
         examples = "\n\n".join(prompts.DEMO.format(question=d.question, r=d.retrieve, g=100 - d.retrieve)
                                for d in trace.demos)
-        call = await ctx.client.acomplete(_user(prompts.ALLOCATOR.format(examples=examples, question=question.question)),
+        prompt = prompts.ALLOCATOR.format(examples=examples, question=question.question)
+        call = await ctx.client.acomplete(_user(prompt),
                                           task="soft_bias", step="allocate", question=question.question,
                                           max_tokens=self.max_tokens, fields={"memory": question.internal_knowledge})
         trace.bias_raw = call.response or ""
@@ -147,8 +149,8 @@ class BRIDGE(Method):
 
     # -- Step 3: Knowledge Scorer; Step 4: the tree ----------------------------------------------------------
 
-    def score(self, trace: BridgeTrace, cycle: BridgeCycle) -> None:
-        scorer = KnowledgeScorer(weights=self.weights)
+    def score(self, trace: BridgeTrace, cycle: BridgeCycle, scorer: KnowledgeScorer) -> None:
+        """S1-S4 with one scorer per question: each distinct text is embedded once, whatever the cycle."""
         gen, ret = [k.text for k in cycle.k_gen], [k.text for k in cycle.k_ret]
         scorer.prepare([trace.k_int, trace.k_ext, *gen, *ret])
         for k in cycle.k_gen:
@@ -162,6 +164,8 @@ class BRIDGE(Method):
         cycle.outcome, cycle.path, cycle.t_ret, cycle.t_llm = decide(
             trace.r_p, trace.g_p, cycle.s1.total, cycle.s2.total, cycle.s3.total, cycle.s4.total, self.alpha,
             self.beta)
+        trace.texts_embedded = scorer.texts_embedded
+        trace.embedding_passes = scorer.sentence_passes + scorer.token_passes
 
     async def reflect(self, ctx: RunContext, question: Question, trace: BridgeTrace, last: BridgeCycle,
                       k: int) -> tuple[str, list[str], LLMCall]:
@@ -225,7 +229,7 @@ class BRIDGE(Method):
             self.allocate(ctx, question, trace), self.internal(ctx, question), self.sub_queries(ctx, question))
         trace.k_int_idk = trace.k_int == IDK_TEXT
         trace.s_r, trace.s_g = math.ceil(round(trace.r_p * self.n, 6)), math.ceil(round(trace.g_p * self.n, 6))
-        parents = [sub_call.id]
+        parents, scorer = [sub_call.id], KnowledgeScorer(weights=tuple(self.weights))
         for k in range(self.max_reflections + 1):
             cycle = BridgeCycle(cycle=k)
             if k:   # reflection: new sub-queries from the contradiction analysis, same soft bias
@@ -233,7 +237,7 @@ class BRIDGE(Method):
                 cycle.call_ids.append(call.id)
                 parents = [call.id]
             await self.collect(ctx, question, trace, cycle, queries, parents)
-            await asyncio.to_thread(self.score, trace, cycle)
+            await asyncio.to_thread(self.score, trace, cycle, scorer)
             trace.cycles.append(cycle)
             if cycle.outcome != "REFLECT":
                 break

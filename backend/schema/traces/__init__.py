@@ -62,7 +62,8 @@ TRACES = (BaselineTrace, RARAGTrace, AstuteTrace, MadamTrace, CounterfactualTrac
 Trace = Annotated[Union[TRACES], Field(discriminator="kind")]  # noqa: UP007 - Union over a runtime tuple
 
 __all__ = ["TRACES", "Trace", "BridgeCycle", "BridgeDemo", "BridgeKnowledge", "BridgeNode", "BridgeSubQuery",
-           "BridgeTrace", "PairScore", "AstuteDropped", "AstuteGeneration", "AstuteGroup", "AstutePassage", "AstuteRound",
+           "BridgeTrace", "PairScore", "AstuteDropped", "AstuteGeneration", "AstuteGroup", "AstutePassage",
+           "AstuteRound",
            "AstuteTrace", "CFBranch", "CFFusion", "CFMatch", "CFPassage", "CFReply", "CFRound", "CounterfactualTrace",
            "BaselineTrace", "MadamAgent", "MadamAggregation", "MadamAnswerSupport", "MadamRound",
            "MadamTrace", "MadamTurn", "RAEntailment", "RARAGTrace", "RASourceAnswer", "RAVote", "RAWalkStep",

@@ -102,6 +102,8 @@ class BridgeTrace(StrictModel):
     k_ext: str = ""
     k_ext_ids: list[str] = Field(default_factory=list)
     cycles: list[BridgeCycle] = Field(default_factory=list)
+    texts_embedded: int = 0       # the scorer's cost: distinct texts embedded (once each, across cycles)
+    embedding_passes: int = 0     # batched model passes (sentence + token) that embedded them
     leaf: Leaf = "RA"
     defaulted_to_ra: bool = False  # reflection ran out (max cycles), so RA
     knowledge_used: list[str] = Field(default_factory=list)   # which sets the responder read

@@ -1,0 +1,90 @@
+"""Risk (counterfactual prompting, RC-RAG): for the selected question, the RAG answer, the CF-quality and CF-usage
+branches judged against it, fusion, the override and keep / abstain; over the dataset, the answerable × kept folds,
+the risk metrics per fusion strategy and the risk–coverage trade-off."""
+
+import streamlit as st
+
+from backend.llm.offline import MODEL_NOTE
+from backend.methods.counterfactual import FUSIONS
+from backend.report.text import plural
+from backend.risk import risk_sweep
+from components import counterfactual as view
+from components.failures import render_failure, render_failures
+from components.safe import md
+from components.session import progress
+from components.session.navigation import ensure_navigation
+from components.session.runs import cached_result, replayed, run_methods, runner
+from components.session.state import init_page_state, key, require_selection
+
+PAGE = "counterfactual"
+SWEEPS = key(PAGE, "sweeps")  # (dataset, model, api_base, strategies, questions) -> RiskSweep, for the session
+ensure_navigation()
+init_page_state(PAGE, {"show_truth": False, "strategies": list(FUSIONS), "limit": None})
+st.title("Risk (counterfactual prompting)")
+selection = require_selection(model_note=False)
+ds, question = selection.dataset, selection.question
+if selection.model.model.startswith("offline/"):
+    st.caption(MODEL_NOTE)
+
+st.header("This question")
+st.text(question.question)
+st.caption(f"{md(question.id)} · {plural(len(question.documents), 'document')} · model {md(selection.model.model)}")
+cols = st.columns([1, 3], vertical_alignment="center")
+if cols[0].button("Run", type="primary", key=key(PAGE, "run")):
+    with st.spinner("Asking the counterfactuals…"):
+        run_methods(selection, ["counterfactual"])
+show_truth = cols[1].toggle("Show ground truth", key=key(PAGE, "show_truth"),
+                            help="The label (A: the RAG answer is right, U: wrong), the fold and document types. "
+                                 "The method never sees them.")
+result = cached_result(selection, "counterfactual") or (replayed(selection, ["counterfactual"]) or {}).get(
+    "counterfactual")
+if result is None:
+    st.info("Press Run (results are cached: re-running costs no model calls).")
+elif result.error or result.trace is None or result.trace.kind != "counterfactual":
+    render_failure(st, "Counterfactual prompting failed on this question:", result.error, missing="no trace")
+else:
+    view.render_question(st, result, question, show_truth, PAGE)
+
+st.divider()
+st.header("Over the dataset")
+st.caption("RC-RAG under each fusion strategy beside keeping every answer (vanilla RAG), every question labelled "
+           "answerable (the RAG answer matches a gold answer) or not, and kept or discarded.")
+if not any(q.gold_answers for q in ds.questions):
+    st.info(f"{md(ds.name)} has no gold answers, so no RAG answer can be labelled right or wrong: risk cannot be "
+            "measured here. The question view above still shows each keep / abstain decision.")
+    st.stop()
+
+n = len(ds.questions)
+if (st.session_state.get(key(PAGE, "limit")) or 0) > n:
+    st.session_state[key(PAGE, "limit")] = n
+cols = st.columns([5, 2, 2], vertical_alignment="bottom")
+strategies = cols[0].multiselect("fusion strategies", list(FUSIONS), key=key(PAGE, "strategies"),
+                                 format_func=lambda s: view.STRATEGY_SHORT[s])
+limit = cols[1].number_input("questions (the first N)", min_value=1, max_value=n, step=1, key=key(PAGE, "limit"),
+                             placeholder=f"all {n}", help="Empty: every question of the dataset.")
+questions = ds.questions[: int(limit)] if limit else ds.questions
+wanted = (ds.path, selection.model.model, selection.model.api_base, tuple(strategies), len(questions))
+sweeps = st.session_state.setdefault(SWEEPS, {})
+if cols[2].button("Run over the dataset", type="primary", key=key(PAGE, "sweep"), disabled=not strategies):
+    bar = st.empty()
+    try:
+        sweeps[wanted] = risk_sweep(runner(selection), questions, tuple(strategies),
+                                    on_progress=progress.bar(bar, "Risk sweep (questions × configurations)", "run"))
+    finally:
+        bar.empty()
+
+sweep = sweeps.get(wanted)
+if sweep is None:  # an earlier sweep of this dataset and model, under other settings, rather than nothing
+    sweep = next((s for k, s in reversed(list(sweeps.items())) if k[:3] == wanted[:3]), None)
+    if sweep is not None:
+        st.caption("Showing an earlier sweep with other settings; press Run over the dataset to update it.")
+if sweep is None:
+    st.info(f"Press Run over the dataset: {plural(len(questions), 'question')} × "
+            f"{plural(len(strategies) + 1, 'configuration')}, each a cached run (a second sweep costs no model "
+            "calls).")
+    st.stop()
+failed = [r for by_q in sweep.results.values() for r in by_q.values() if r.error]
+if failed:
+    st.warning(f"{plural(len(failed), 'run')} failed and {'is' if len(failed) == 1 else 'are'} left out of the folds.")
+    render_failures(st, failed[:50])
+view.render_dataset(st, sweep, [q for q in ds.questions if q.id in next(iter(sweep.results.values()))], PAGE)
