@@ -333,14 +333,17 @@ def tree_figure(cycle: BridgeCycle, trace: BridgeTrace, title: str | None = None
     for parent, child, branch in TREE_EDGES:
         (x0, y0), (x1, y1) = TREE_POS[parent], TREE_POS[child]
         on = (parent, child) in taken
-        fig.add_trace(go.Scatter(x=[x0, x1], y=[y0, y1], mode="lines", name=f"{parent}→{child}", showlegend=False,
+        trim = 0.16  # the edge stops short of both nodes so it never crosses a label or a marker
+        xs = [x0 + trim * (x1 - x0), x1 - trim * (x1 - x0)]
+        ys = [y0 + trim * (y1 - y0), y1 - trim * (y1 - y0)]
+        fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", name=f"{parent}→{child}", showlegend=False,
                                  meta="taken" if on else "not taken", hoverinfo="skip",
                                  line=dict(width=4 if on else 1.5, color="#212121" if on else "#cfd8dc",
                                            dash=None if on else "dot")))
         label = "yes" if branch else "no"
         if on:
             label = f"<b>{html.escape(_edge_label(by_node[parent]))}</b>"
-        fig.add_annotation(x=(x0 + x1) / 2, y=(y0 + y1) / 2, text=label, showarrow=False,
+        fig.add_annotation(x=x0 + 0.45 * (x1 - x0), y=y0 + 0.45 * (y1 - y0), text=label, showarrow=False,
                            bgcolor="white" if on else "rgba(255,255,255,0.6)",
                            font=dict(size=12 if on else 10, color="#212121" if on else "#90a4ae"))
     ids = list(TREE_POS)
@@ -351,28 +354,32 @@ def tree_figure(cycle: BridgeCycle, trace: BridgeTrace, title: str | None = None
         visited = n in nodes
         if leaf:
             colors.append(OUTCOME_COLORS[_leaf_of(n)] if visited else "#eceff1")
-            texts.append(f"<b>{_leaf_of(n)}</b>")
+            texts.append(f"<b>{_leaf_of(n)}</b>" + (" ◀ reached" if n == reached else ""))
         else:
             colors.append("#fff3e0" if visited else "#fafafa")
-            texts.append(f"<b>{n}</b><br>{html.escape(TREE_CONDITIONS[n])}")
-        sizes.append(34 if leaf else 46)
+            texts.append(f"<b>{n}</b>  {html.escape(TREE_CONDITIONS[n])}")
+        sizes.append(26 if leaf else 22)
         lines.append(4 if visited else 1)
-        hovers.append(html.escape(by_node[n].filled) if n in by_node else
-                      (f"{_leaf_of(n)}: {STRATEGY[_leaf_of(n)]}" + (" (reached)" if n == reached else "")))
-    text_colors = ["white" if (n not in TREE_CONDITIONS and n in nodes) else "#212121" for n in ids]
+        if n in by_node:
+            hovers.append(html.escape(f"{n}: {by_node[n].filled}"))
+        elif leaf:
+            hovers.append(f"{_leaf_of(n)}: {STRATEGY[_leaf_of(n)]}" + (" (reached)" if n == reached else ""))
+        else:
+            hovers.append(html.escape(f"{n}: {TREE_CONDITIONS[n]} (not visited)"))
+    text_colors = ["#212121" if n in nodes else "#90a4ae" for n in ids]
     fig.add_trace(go.Scatter(x=[TREE_POS[n][0] for n in ids], y=[TREE_POS[n][1] for n in ids], mode="markers+text",
                              name="nodes", showlegend=False, customdata=[n in nodes for n in ids], ids=ids,
-                             text=texts, textposition=["middle center" if n not in TREE_CONDITIONS else "top center"
+                             text=texts, textposition=["bottom center" if n not in TREE_CONDITIONS else "top center"
                                                        for n in ids],
                              textfont=dict(color=text_colors, size=11), hovertext=hovers,
                              hovertemplate="%{hovertext}<extra></extra>",
                              marker=dict(size=sizes, color=colors, symbol=["square" if n in TREE_CONDITIONS else
                                                                            "circle" for n in ids],
                                          line=dict(width=lines, color="#212121"))))
-    fig.update_layout(title=title or TREE_TITLE, height=430, margin=dict(t=TITLE_PX, b=10, l=10, r=10),
+    fig.update_layout(title=title or TREE_TITLE, height=520, margin=dict(t=TITLE_PX, b=10, l=10, r=10),
                       plot_bgcolor="rgba(0,0,0,0)")
-    fig.update_xaxes(visible=False, range=[-0.6, 8.6])
-    fig.update_yaxes(visible=False, range=[-0.5, 4.7])
+    fig.update_xaxes(visible=False, range=[-0.7, 8.9])
+    fig.update_yaxes(visible=False, range=[-0.6, 4.5])
     return fig
 
 
@@ -449,11 +456,18 @@ def phase_figure(trace: BridgeTrace) -> go.Figure:
         fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=f"{o}: {STRATEGY[o]}",
                                  marker=dict(size=12, symbol="square", color=OUTCOME_COLORS[o], opacity=0.5)))
     points = phase_points(trace)
+    same: dict[tuple[float, float], list[int]] = {}
+    for p in points:
+        same.setdefault((p["r_p"], p["D"]), []).append(p["cycle"])
+    labels = []
+    for p in points:  # cycles on the same spot share one label, on the first of them
+        group = same[(p["r_p"], p["D"])]
+        labels.append("" if p["cycle"] != group[0] else ", ".join(f"c{c}" for c in group)
+                      + (" FA" if p["fa"] else ""))
     if trace.allocator != "fixed" and points:
         fig.add_trace(go.Scatter(
             x=[p["r_p"] for p in points], y=[p["D"] for p in points], mode="markers+text+lines",
-            name="this question (one point per cycle)", text=[f"c{p['cycle']}" + (" FA" if p["fa"] else "")
-                                                              for p in points],
+            name="this question (one point per cycle)", text=labels,
             textposition="middle right", line=dict(color="#212121", width=1, dash="dot"),
             marker=dict(size=13, color="#212121", symbol=["star" if p["fa"] else "circle" for p in points],
                         line=dict(width=2, color="white")),
