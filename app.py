@@ -27,6 +27,7 @@ pages = {
         st.Page("pages/astute.py", title="Consolidation (Astute RAG)", icon=":material/merge:", url_path="astute"),
         st.Page("pages/counterfactual.py", url_path="counterfactual", icon=":material/shield:",
                 title="Risk (counterfactual prompting)"),
+        st.Page("pages/bridge.py", title="Decision path (BRIDGE)", icon=":material/account_tree:", url_path="bridge"),
     ],
     "Data": [
         st.Page("pages/dataset.py", title="Dataset", icon=":material/dataset:", url_path="dataset"),

@@ -188,6 +188,12 @@ def _settings() -> Settings:
     return Settings(anonymized_telemetry=False)
 
 
+#: chromadb's shared-system registry is not thread-safe: two clients opened at once on one folder (two Streamlit
+#: sessions, or a rerun overlapping a run) race in ``SharedSystemClient`` and both fail ('RustBindingsAPI' object
+#: has no attribute 'bindings' / KeyError on the path). Opening is serialised; using the clients is not.
+_OPEN_LOCK = threading.Lock()
+
+
 def _open_persistent(folder: Path):
     try:
         folder.mkdir(parents=True, exist_ok=True)
@@ -205,7 +211,8 @@ def _open_persistent(folder: Path):
             "pass another cache folder (--cache-dir / CONFLICTLENS_CACHE_DIR)"
         ) from exc
     try:
-        return chromadb.PersistentClient(path=str(folder), settings=_settings())
+        with _OPEN_LOCK:
+            return chromadb.PersistentClient(path=str(folder), settings=_settings())
     except Exception as exc:  # noqa: BLE001 - chromadb raises many types; one clear error for all
         raise RetrievalError(f"{folder}: cannot open the retrieval index: {exc}") from exc
 

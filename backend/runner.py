@@ -78,7 +78,7 @@ class Runner:
         return METHODS[name](**self.method_params.get(name, {}))
 
     def context(self, name: str, prepared: BaseModel | None = None, question_id: str | None = None) -> RunContext:
-        needs_index = self.evidence_mode == "retrieve"
+        needs_index = self.evidence_mode == "retrieve" or METHODS[name].needs_index
         return RunContext(client=self._client.for_method(name, dataset=self.stripped.name, question_id=question_id),
                           retriever=self.retriever() if needs_index else None,
                           evidence_mode=self.evidence_mode, top_k=self.top_k,
@@ -172,7 +172,11 @@ class Runner:
         except Exception as err:  # noqa: BLE001 - reported as this method's error; the others still run
             return MethodResult(method=name, question_id=q.id, params=method.params(),
                                 error=f"{method.prepare_label} failed: {err}")
-        result = await method.arun(q, self.context(name, artefact, question_id=q.id))
+        try:
+            ctx = self.context(name, artefact, question_id=q.id)
+        except Exception as err:  # noqa: BLE001 - e.g. the retrieval index cannot be opened: this method's error
+            return MethodResult(method=name, question_id=q.id, params=method.params(), error=str(err))
+        result = await method.arun(q, ctx)
         if artefact is not None and (preparation := self.preparation(name)) is not None:
             reused = preparation.computed_at < started  # computed by an earlier run: this one paid nothing
             result.preparation = preparation.model_copy(update={"reused": reused})

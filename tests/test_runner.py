@@ -182,3 +182,18 @@ def test_a_failing_preparation_is_that_methods_error_only(toy, monkeypatch):
     results = Runner(toy, llm=LLMConfig(cache_mode="off")).run(toy.questions[0], [Prepared.name, "no_rag"])
     assert results[Prepared.name].error == "toy preparation failed: no luck"
     assert results["no_rag"].error is None
+
+
+def test_an_index_that_cannot_be_opened_is_that_methods_error_only(ramdocs, monkeypatch):
+    """BRIDGE searches the index in every evidence mode: when the index cannot be opened, BRIDGE reports it and the
+    methods that need no index still answer."""
+    from backend.retrieval import RetrievalError
+
+    def broken(self):
+        raise RetrievalError("/x/index: cannot open the retrieval index: boom")
+
+    monkeypatch.setattr(Runner, "retriever", broken)
+    runner = Runner(ramdocs, llm=LLMConfig(cache_mode="off"))
+    results = runner.run(ramdocs.question("@1"), ["bridge", "vanilla_rag"])
+    assert results["bridge"].error == "/x/index: cannot open the retrieval index: boom"
+    assert results["vanilla_rag"].error is None and results["vanilla_rag"].answers == ["3,559"]

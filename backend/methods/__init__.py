@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from backend.methods.astute import AstuteRAG
 from backend.methods.base import Method
+from backend.methods.bridge import BRIDGE
 from backend.methods.counterfactual import CounterfactualRAG
 from backend.methods.baselines import NoRAG, VanillaRAG
 from backend.methods.madam import MadamRAG
@@ -11,8 +12,8 @@ from backend.methods.ra_rag import RARAG
 
 #: All seven, in display order; the ones not implemented yet are absent from ``METHODS``.
 ALL_METHODS = ("ra_rag", "astute", "madam", "counterfactual", "bridge", "no_rag", "vanilla_rag")
-METHODS: dict[str, type[Method]] = {cls.name: cls for cls in (RARAG, AstuteRAG, MadamRAG, CounterfactualRAG, NoRAG,
-                                                               VanillaRAG)}
+METHODS: dict[str, type[Method]] = {cls.name: cls for cls in (RARAG, AstuteRAG, MadamRAG, CounterfactualRAG, BRIDGE,
+                                                               NoRAG, VanillaRAG)}
 
 
 class UnknownMethod(ValueError):

@@ -88,6 +88,9 @@ class Method:
     prepared_folder: ClassVar[str] = ""
     #: What ``prepare`` does, in the words error messages and progress bars use.
     prepare_label: ClassVar[str] = "dataset-level preparation"
+    #: True: the method searches the dataset's index itself (BRIDGE's multi-query retriever), so its context gets
+    #: the retriever in every evidence mode, not only in ``retrieve``.
+    needs_index: ClassVar[bool] = False
 
     @classmethod
     def declares_step(cls, step: str) -> bool:

@@ -7,8 +7,10 @@ and responder (bridge.md §3-4, §9).
 * ``sub_queries``: n (default 10) template paraphrases in a fixed order, each embedding the original
   question and naming its subject (the question's focus, ``reader.analyse``); past 10 the templates repeat
   with "(restated k)".
-* ``multi_answer``: one numbered answer per sub-query, read from memory. A sub-query that keeps the
-  original question's subject has, by construction, the original's answer, so memory is read with the
+* ``multi_answer``: one numbered answer per sub-query, read from memory: the answer, then the memory sentence it
+  comes from (the prompt asks the model to analyse before answering, so a line carries its reason; the Knowledge
+  Scorer then compares generated knowledge with K_int as passages, not as bare names). A sub-query that keeps
+  the original question's subject has, by construction, the original's answer, so memory is read with the
   original question; any other sub-query is read as asked. "I don't know" without memory / answer.
 * ``reflect``: one line of contradiction analysis (the main internal answer -- memory passages and the
   generated answers -- against the main external one), then n questions from a second template family.
@@ -26,7 +28,7 @@ from backend.answers import matches, normalize
 from backend.llm.formats import IDK, is_idk
 from backend.llm.offline.common import (Fields, as_int, content_words, focus_words, group_answers,
                                         is_memory_source, known, memory_text, one_line, passages, read_texts,
-                                        recency_cue)
+                                        recency_cue, sentence)
 from backend.llm.reader import analyse, read_batch
 
 
@@ -115,7 +117,15 @@ def multi_answer(fields: Fields) -> str:
     asked = [question if _keeps_subject(s, question) else s for s in subs]
     unique = list(dict.fromkeys(asked))
     readings = dict(zip(unique, read_batch([(q, memory) for q in unique])))
-    return _numbered([readings[q].answer or IDK for q in asked])
+    return _numbered([_with_reason(readings[q]) for q in asked])
+
+
+def _with_reason(reading) -> str:
+    """``answer: the sentence it was read from`` (just the answer when the sentence adds nothing)."""
+    if not known(reading.answer):
+        return IDK
+    s = sentence(reading.sentence)
+    return f"{reading.answer}: {s}" if s and normalize(s) != normalize(reading.answer) else reading.answer
 
 
 def _main_answer(answers: list[str | None]) -> str | None:

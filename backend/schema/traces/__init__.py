@@ -19,6 +19,15 @@ from backend.schema.traces.astute import (
                                          AstuteTrace,
 )
 from backend.schema.traces.baselines import BaselineTrace
+from backend.schema.traces.bridge import (
+                                         BridgeCycle,
+                                         BridgeDemo,
+                                         BridgeKnowledge,
+                                         BridgeNode,
+                                         BridgeSubQuery,
+                                         BridgeTrace,
+                                         PairScore,
+)
 from backend.schema.traces.counterfactual import (
                                          CFBranch,
                                          CFFusion,
@@ -47,12 +56,14 @@ from backend.schema.traces.ra_rag import (
                                          SourceReliability,
 )
 
-TRACES = (BaselineTrace, RARAGTrace, AstuteTrace, MadamTrace, CounterfactualTrace)
+TRACES = (BaselineTrace, RARAGTrace, AstuteTrace, MadamTrace, CounterfactualTrace, BridgeTrace)
 
 #: The union ``MethodResult.trace`` holds, discriminated by ``kind``.
 Trace = Annotated[Union[TRACES], Field(discriminator="kind")]  # noqa: UP007 - Union over a runtime tuple
 
-__all__ = ["TRACES", "Trace", "AstuteDropped", "AstuteGeneration", "AstuteGroup", "AstutePassage", "AstuteRound",
+__all__ = ["TRACES", "Trace", "BridgeCycle", "BridgeDemo", "BridgeKnowledge", "BridgeNode", "BridgeSubQuery",
+           "BridgeTrace", "PairScore", "AstuteDropped", "AstuteGeneration", "AstuteGroup", "AstutePassage",
+           "AstuteRound",
            "AstuteTrace", "CFBranch", "CFFusion", "CFMatch", "CFPassage", "CFReply", "CFRound", "CounterfactualTrace",
            "BaselineTrace", "MadamAgent", "MadamAggregation", "MadamAnswerSupport", "MadamRound",
            "MadamTrace", "MadamTurn", "RAEntailment", "RARAGTrace", "RASourceAnswer", "RAVote", "RAWalkStep",

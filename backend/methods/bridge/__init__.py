@@ -1,0 +1,48 @@
+"""BRIDGE: soft bias + Maximum Soft-bias Decision Tree, for trustworthy answers after retrieval.
+
+Paper: Dai et al., *After Retrieval, Before Generation: Enhancing the Trustworthiness of Large Language Models in
+RAG* (arXiv 2505.17118v1; seed 004). Spec: shared/methods/bridge.md, which resolves the paper's gaps (its
+[ours] choices are kept unless said otherwise below). Files: ``prompts.py``, ``demos.py`` (the allocator's
+demonstration pool), ``scorer.py`` (the Knowledge Scorer), ``tree.py`` (the decision tree), ``method.py``.
+
+The pipeline in the paper's order (§3):
+
+1. Soft Bias Allocator, ICL form (``allocate``): k = 5 nearest demonstrations (MiniLM cosine) with pseudo soft
+   labels (10% / 90% retrieve), the model's analysis and two percentages, read as r_p = X / (X + Y) clamped to
+   [0.1, 0.9], g_p = 1 − r_p. ``allocator="fixed"`` is the paper's "w/o Allocator" ablation (r_p = g_p = 1).
+2. Knowledge: K_int, the model's closed-book passage (``internal_knowledge``; "None" when it knows nothing),
+   K_ext, the question's top evidence (``given``: its own documents; ``retrieve``: the index's top 1); n = 10
+   ranked sub-queries (``sub_queries``); the first s_r = ⌈r_p·n⌉ go to the multi-query retriever (top-1 passage
+   each from the dataset's index) and the first s_g = ⌈g_p·n⌉ to the multi-query generator (one call,
+   ``generate_cycle_{k}``), the two concurrently.
+3. Knowledge Scorer (``scorer.py``): 0.2 sparse + 0.4 dense + 0.4 ColBERT-style, each in [0, 1]; S1 = K_int ↔
+   K_ext, S2 = mean K_gen ↔ K_int, S3 = mean K_ret ↔ K_ext, S4 = mean over K_gen × K_ret (bridge.md's mapping).
+4. Maximum Soft-bias Decision Tree (``tree.py``, α = 0.5, β = 1.1): FA, FI, FE, RA or REFLECT; reflection
+   (``reflect_{k}``) writes new sub-queries from a contradiction analysis and steps 2-4 run again with the same
+   soft bias, at most 3 times, then RA.
+5. Responder (``respond``): FA reads all four sets, FI K_int + K_gen, FE K_ext + K_ret; RA answers "I don't know"
+   without a call. With ``options`` it picks one (``Correct Option: X``; the "I don't know" option abstains),
+   otherwise a free-form short answer ([ours]: datasets without options).
+
+Calls: allocator, K_int, sub-queries (these three concurrently), the generator, the responder: 5 without
+reflection (4 without K_int, the paper's count), + 2 per reflection cycle.
+
+Choices the paper leaves open ([ours]):
+
+* The allocator's demonstrations come from ``demos.py`` (TRD's train set is not available); the offline model
+  reads only the question and its memory, a hosted model reads the demonstrations too.
+* The allocator, K_int and the sub-query call run concurrently: none reads another's output.
+* A sub-query list shorter than n is padded with the original question; a generator reply with fewer answers
+  than questions is padded with "I don't know".
+* K_ext in ``given`` mode is the question's documents joined (the dataset's context for the question, as TRD's
+  K_ext); K_ret comes from the whole dataset's index in every mode (``needs_index``), top 1 per sub-query.
+* Support (the document × method map): the external documents the responder read (K_ext for FA/FE, K_ret for
+  FA/FE) that state the answer.
+* A failed model call fails the run (``MethodResult.error``), as for every method; malformed replies degrade
+  (50/50 bias, padded lists, no option -> abstain) and are noted.
+"""
+
+from backend.methods.bridge.method import BRIDGE, LEAF_KNOWLEDGE
+from backend.methods.bridge.tree import ALPHA, BETA, confidences, decide
+
+__all__ = ["ALPHA", "BETA", "BRIDGE", "LEAF_KNOWLEDGE", "confidences", "decide"]

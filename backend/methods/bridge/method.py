@@ -1,0 +1,256 @@
+"""BRIDGE's pipeline in the paper's order (see the package docstring): Soft Bias Allocator, knowledge collection
+(multi-query retriever and generator, concurrently), Knowledge Scorer, Maximum Soft-bias Decision Tree with
+reflection, responder."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+
+import numpy as np
+
+from backend.llm.formats import is_idk, parse_numbered_list, parse_option, parse_short_answer, parse_soft_bias
+from backend.methods.base import Method, Outcome, RunContext
+from backend.methods.bridge import prompts
+from backend.methods.bridge.demos import DEMOS
+from backend.methods.bridge.scorer import KnowledgeScorer
+from backend.methods.bridge.tree import ALPHA, BETA, decide
+from backend.schema import (BridgeCycle, BridgeDemo, BridgeKnowledge, BridgeSubQuery, BridgeTrace, LLMCall,
+                            Question)
+
+BIAS_RANGE = (0.1, 0.9)
+#: What the responder reads at each leaf (§3 Step 5): FA all, FI internal + generated, FE external + retrieved.
+LEAF_KNOWLEDGE = {"FA": ("K_int", "K_gen", "K_ext", "K_ret"), "FI": ("K_int", "K_gen"), "FE": ("K_ext", "K_ret"),
+                  "RA": ()}
+IDK_TEXT = "None"
+
+
+def _user(text: str) -> list[dict[str, str]]:
+    return [{"role": "user", "content": text}]
+
+
+class BRIDGE(Method):
+    """Soft bias -> sub-queries split between retrieval and generation -> S1-S4 -> decision tree (FA / FI / FE /
+    RA, or reflect and try again) -> the responder with the knowledge the leaf allows."""
+
+    name = "bridge"
+    steps = ("allocate", "internal_knowledge", "sub_queries", "generate_cycle_{round}", "reflect_{round}",
+             "respond")
+    needs_index = True   # the multi-query retriever searches the dataset's index in every evidence mode
+
+    def __init__(self, n: int = 10, alpha: float = ALPHA, beta: float = BETA, max_reflections: int = 3,
+                 weights: tuple[float, float, float] = (0.2, 0.4, 0.4), k_demos: int = 5, allocator: str = "icl",
+                 max_tokens: int = 512):
+        if n < 1 or max_reflections < 0 or k_demos < 0:
+            raise ValueError("n must be at least 1, max_reflections and k_demos at least 0")
+        if allocator not in ("icl", "fixed"):
+            raise ValueError(f"allocator must be 'icl' or 'fixed' (r_p = g_p = 1, the paper's ablation), got "
+                             f"{allocator!r}")
+        self.n, self.alpha, self.beta, self.max_reflections = n, alpha, beta, max_reflections
+        # a list, so the parameters survive a JSON round trip unchanged
+        self.weights, self.k_demos, self.allocator, self.max_tokens = list(weights), k_demos, allocator, max_tokens
+
+    # -- Step 1: Soft Bias Allocator (ICL) ------------------------------------------------------------------
+
+    def demos(self, question: str) -> list[BridgeDemo]:
+        """The k nearest demonstrations (MiniLM cosine) with their pseudo soft labels."""
+        if not self.k_demos:
+            return []
+        from backend.embeddings import encode
+
+        vectors = encode([question, *(q for q, _ in DEMOS)])
+        sims = vectors[1:] @ vectors[0]
+        top = np.argsort(-sims, kind="stable")[: self.k_demos]
+        return [BridgeDemo(question=DEMOS[i][0], similarity=round(float(sims[i]), 4), retrieve=DEMOS[i][1])
+                for i in top]
+
+    async def allocate(self, ctx: RunContext, question: Question, trace: BridgeTrace) -> LLMCall | None:
+        if self.allocator == "fixed":
+            trace.r_p = trace.g_p = 1.0
+            trace.bias_note = "w/o Allocator (the paper's ablation): r_p = g_p = 100%"
+            return None
+        trace.demos = await asyncio.to_thread(self.demos, question.question)
+        examples = "\n\n".join(prompts.DEMO.format(question=d.question, r=d.retrieve, g=100 - d.retrieve)
+                               for d in trace.demos)
+        prompt = prompts.ALLOCATOR.format(examples=examples, question=question.question)
+        call = await ctx.client.acomplete(_user(prompt),
+                                          task="soft_bias", step="allocate", question=question.question,
+                                          max_tokens=self.max_tokens, fields={"memory": question.internal_knowledge})
+        trace.bias_raw = call.response or ""
+        parsed = parse_soft_bias(trace.bias_raw)
+        r_p = parsed.value[0] if parsed.value else 0.5
+        clamped = min(BIAS_RANGE[1], max(BIAS_RANGE[0], r_p))
+        trace.r_p, trace.g_p = round(clamped, 4), round(1 - clamped, 4)
+        notes = [parsed.note] if parsed.note else []
+        if parsed.value is None:
+            notes.append("no probabilities in the reply: r_p = g_p = 50%")
+        elif clamped != r_p:
+            notes.append(f"r_p {r_p:.2f} clamped to [{BIAS_RANGE[0]}, {BIAS_RANGE[1]}]")
+        trace.bias_note = "; ".join(notes) or None
+        analysis = [ln.split(":", 1)[1].strip() for ln in trace.bias_raw.splitlines()
+                    if ln.lower().startswith("analysis")]
+        trace.bias_analysis = analysis[0] if analysis else ""
+        return call
+
+    # -- K_int (closed book) and K_ext ------------------------------------------------------------------------
+
+    async def internal(self, ctx: RunContext, question: Question) -> tuple[str, LLMCall]:
+        call = await ctx.client.acomplete(_user(prompts.INTERNAL.format(question=question.question)),
+                                          task="generate_passage", step="internal_knowledge",
+                                          question=question.question, max_tokens=self.max_tokens,
+                                          fields={"memory": question.internal_knowledge, "max_passages": 1})
+        text = (call.response or "").strip()
+        return (IDK_TEXT if not text or is_idk(text) or text.lower().rstrip(".") == "none" else text), call
+
+    # -- Step 2: knowledge collection ------------------------------------------------------------------------
+
+    async def sub_queries(self, ctx: RunContext, question: Question) -> tuple[list[str], LLMCall]:
+        call = await ctx.client.acomplete(_user(prompts.SUB_QUERIES.format(number=self.n, question=question.question)),
+                                          task="sub_queries", step="sub_queries", question=question.question,
+                                          max_tokens=self.max_tokens, fields={"n": self.n})
+        return self._queries(call.response or "", question.question), call
+
+    def _queries(self, reply: str, question: str) -> list[str]:
+        items = [q for q in parse_numbered_list(reply).value if q.strip()][: self.n]
+        return items + [question] * (self.n - len(items))   # short list: the original question fills in (ours)
+
+    async def collect(self, ctx: RunContext, question: Question, trace: BridgeTrace, cycle: BridgeCycle,
+                      queries: list[str], parents: list[str]) -> None:
+        """The first s_r sub-queries to the retriever (top-1 each), the first s_g to the generator (one call),
+        concurrently."""
+        cycle.sub_queries = [BridgeSubQuery(rank=k, text=q, to_retriever=k <= trace.s_r, to_generator=k <= trace.s_g)
+                             for k, q in enumerate(queries, start=1)]
+        gen_queries, ret_queries = queries[: trace.s_g], queries[: trace.s_r]
+
+        def retrieve() -> list[BridgeKnowledge]:
+            out = []
+            for q in ret_queries:
+                hits = ctx.retriever.search(q, k=1) if ctx.retriever is not None else []
+                doc = ctx.retriever.document(hits[0].doc_id) if hits else None
+                out.append(BridgeKnowledge(sub_query=q, text=doc.text if doc else IDK_TEXT, idk=doc is None,
+                                           document_id=doc.id if doc else None,
+                                           retrieval_score=round(hits[0].score, 4) if hits else None))
+            return out
+
+        async def generate() -> list[BridgeKnowledge]:
+            if not gen_queries:
+                return []
+            call = await ctx.client.acomplete(
+                _user(prompts.GENERATOR.format(queries=prompts.numbered(gen_queries))), task="multi_answer",
+                step=f"generate_cycle_{cycle.cycle}", question=question.question, parents=parents,
+                max_tokens=self.max_tokens,
+                fields={"sub_queries": gen_queries, "memory": question.internal_knowledge})
+            cycle.call_ids.append(call.id)
+            answers = parse_numbered_list(call.response or "").value
+            answers = answers + ["I don't know"] * (len(gen_queries) - len(answers))
+            return [BridgeKnowledge(sub_query=q, text=a, idk=is_idk(a)) for q, a in zip(gen_queries, answers)]
+
+        cycle.k_ret, cycle.k_gen = await asyncio.gather(asyncio.to_thread(retrieve), generate())
+
+    # -- Step 3: Knowledge Scorer; Step 4: the tree ----------------------------------------------------------
+
+    def score(self, trace: BridgeTrace, cycle: BridgeCycle, scorer: KnowledgeScorer) -> None:
+        """S1-S4 with one scorer per question: each distinct text is embedded once, whatever the cycle."""
+        gen, ret = [k.text for k in cycle.k_gen], [k.text for k in cycle.k_ret]
+        scorer.prepare([trace.k_int, trace.k_ext, *gen, *ret])
+        for k in cycle.k_gen:
+            k.score = scorer.score(k.text, trace.k_int)
+        for k in cycle.k_ret:
+            k.score = scorer.score(k.text, trace.k_ext)
+        cycle.s1 = scorer.score(trace.k_int, trace.k_ext)
+        cycle.s2 = scorer.mean_score(gen, trace.k_int)
+        cycle.s3 = scorer.mean_score(ret, trace.k_ext)
+        cycle.s4 = scorer.mean_pairs(gen, ret)
+        cycle.outcome, cycle.path, cycle.t_ret, cycle.t_llm = decide(
+            trace.r_p, trace.g_p, cycle.s1.total, cycle.s2.total, cycle.s3.total, cycle.s4.total, self.alpha,
+            self.beta)
+        trace.texts_embedded = scorer.texts_embedded
+        trace.embedding_passes = scorer.sentence_passes + scorer.token_passes
+
+    async def reflect(self, ctx: RunContext, question: Question, trace: BridgeTrace, last: BridgeCycle,
+                      k: int) -> tuple[str, list[str], LLMCall]:
+        text = prompts.REFLECT.format(question=question.question, internal=trace.k_int, external=trace.k_ext,
+                                      generated=prompts.numbered([g.text for g in last.k_gen]) or IDK_TEXT,
+                                      retrieved=prompts.numbered([r.text for r in last.k_ret]) or IDK_TEXT,
+                                      number=self.n)
+        passages = [{"id": "K_int", "source": "memory", "text": trace.k_int},
+                    {"id": "K_ext", "source": "external", "text": trace.k_ext},
+                    *({"id": r.document_id or "K_ret", "source": "external", "text": r.text} for r in last.k_ret)]
+        call = await ctx.client.acomplete(
+            _user(text), task="reflect", step=f"reflect_{k}", question=question.question, parents=last.call_ids,
+            max_tokens=self.max_tokens,
+            fields={"sub_queries": [s.text for s in last.sub_queries], "answers": [g.text for g in last.k_gen],
+                    "passages": passages, "n": self.n})
+        reply = call.response or ""
+        analysis = reply.split("New questions", 1)[0].removeprefix("Analysis:").strip()
+        body = reply.split("New questions", 1)[1] if "New questions" in reply else reply
+        return analysis, self._queries(body, question.question), call
+
+    # -- Step 5: the responder -----------------------------------------------------------------------------
+
+    async def respond(self, ctx: RunContext, question: Question, trace: BridgeTrace, parents: list[str]) -> None:
+        last = trace.cycles[-1]
+        sets = {"K_int": [trace.k_int], "K_gen": [g.text for g in last.k_gen if not g.idk],
+                "K_ext": [trace.k_ext], "K_ret": list(dict.fromkeys(r.text for r in last.k_ret if not r.idk))}
+        trace.knowledge_used = list(LEAF_KNOWLEDGE[trace.leaf])
+        texts = [t for name in trace.knowledge_used for t in sets[name] if t and t != IDK_TEXT]
+        knowledge = "\n".join(texts) or IDK_TEXT
+        fields = {"passages": [{"id": f"k{i}", "source": "external", "text": t} for i, t in enumerate(texts, 1)]}
+        if question.options:
+            call = await ctx.client.acomplete(
+                _user(prompts.RESPONDER.format(knowledge=knowledge, question=question.question,
+                                               options=prompts.options_text(question.options))),
+                task="select_option", step="respond", question=question.question, parents=parents,
+                max_tokens=self.max_tokens, fields={**fields, "options": question.options})
+            parsed = parse_option(call.response or "", len(question.options))
+            trace.response_raw = call.response or ""
+            if parsed.value is not None:
+                trace.option = "ABCDEFGH"[parsed.value]
+                chosen = question.options[parsed.value]
+                trace.answer = None if is_idk(chosen) else chosen
+            if parsed.note:
+                trace.notes.append(f"responder: {parsed.note}")
+            return
+        call = await ctx.client.acomplete(
+            _user(prompts.RESPONDER_FREE.format(knowledge=knowledge, question=question.question)),
+            task="keyword_answer", step="respond", question=question.question, parents=parents,
+            max_tokens=self.max_tokens, fields=fields)
+        trace.response_raw = call.response or ""
+        trace.answer = parse_short_answer(trace.response_raw).value
+
+    async def _run(self, question: Question, ctx: RunContext) -> Outcome:
+        trace = BridgeTrace(n=self.n, alpha=self.alpha, beta=self.beta, max_reflections=self.max_reflections,
+                            weights=dict(zip(("sparse", "dense", "colbert"), self.weights)), allocator=self.allocator)
+        docs = ctx.evidence(question, k=1)
+        trace.k_ext = "\n".join(d.text for d in docs) or IDK_TEXT
+        trace.k_ext_ids = [d.id for d in docs]
+        # the allocator, K_int and the sub-queries need nothing from each other: one round trip
+        bias_call, (trace.k_int, int_call), (queries, sub_call) = await asyncio.gather(
+            self.allocate(ctx, question, trace), self.internal(ctx, question), self.sub_queries(ctx, question))
+        trace.k_int_idk = trace.k_int == IDK_TEXT
+        trace.s_r, trace.s_g = math.ceil(round(trace.r_p * self.n, 6)), math.ceil(round(trace.g_p * self.n, 6))
+        parents, scorer = [sub_call.id], KnowledgeScorer(weights=tuple(self.weights))
+        for k in range(self.max_reflections + 1):
+            cycle = BridgeCycle(cycle=k)
+            if k:   # reflection: new sub-queries from the contradiction analysis, same soft bias
+                cycle.analysis, queries, call = await self.reflect(ctx, question, trace, trace.cycles[-1], k)
+                cycle.call_ids.append(call.id)
+                parents = [call.id]
+            await self.collect(ctx, question, trace, cycle, queries, parents)
+            await asyncio.to_thread(self.score, trace, cycle, scorer)
+            trace.cycles.append(cycle)
+            if cycle.outcome != "REFLECT":
+                break
+        last = trace.cycles[-1]
+        trace.leaf = "RA" if last.outcome == "REFLECT" else last.outcome
+        trace.defaulted_to_ra = last.outcome == "REFLECT"
+        if trace.defaulted_to_ra:
+            trace.notes.append(f"{self.max_reflections} reflection cycles did not settle it: RA (the paper's default)")
+        if trace.leaf != "RA":
+            inputs = [c for c in [bias_call and bias_call.id, int_call.id, *last.call_ids] if c]
+            await self.respond(ctx, question, trace, inputs)
+        answers = [trace.answer] if trace.answer else []
+        read = [d for d in docs if "K_ext" in trace.knowledge_used]
+        if "K_ret" in trace.knowledge_used and ctx.retriever is not None:
+            read += [ctx.retriever.document(r.document_id) for r in last.k_ret if r.document_id]
+        return Outcome(answers, not answers, trace, read=tuple({d.id: d for d in read}.values()))
