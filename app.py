@@ -14,7 +14,8 @@ from components.session.state import keep_widget_state
 ICON = Path(__file__).resolve().parent / "components" / "assets" / "icon.png"  # a 64×64 magnifier drawn with Pillow
 st.set_page_config(page_title="ConflictLens", page_icon=ICON, layout="wide")
 
-# Grouped as the user thinks: one question, each method's reasoning, the data and the model calls behind them.
+# Grouped as the user thinks: one question, each method's reasoning, the data and the model calls behind them, and
+# every method over a whole dataset.
 # A page file's name is its URL path: a fresh server's first request to a deep link resolves pages by file name
 # (Streamlit's pages/ folder mode) before this navigation exists, and shared links (/sources, /debate) must work.
 pages = {
@@ -32,6 +33,9 @@ pages = {
     "Data": [
         st.Page("pages/dataset.py", title="Dataset", icon=":material/dataset:", url_path="dataset"),
         st.Page("pages/calls.py", title="Model calls", icon=":material/call_log:", url_path="calls"),
+    ],
+    "Evaluate": [
+        st.Page("pages/evaluate.py", title="Evaluate", icon=":material/leaderboard:", url_path="evaluate"),
     ],
 }
 navigation = st.navigation(pages)

@@ -32,3 +32,14 @@ STRATEGY_COLORS = {
     "safety": "#6d4c41",        # brown: safety, in the released code only
     "reference": "#9e9e9e",     # grey: no risk control (keep every answer)
 }
+
+#: One colour per method on charts that compare methods over a dataset (the Evaluate page).
+METHOD_COLORS = {
+    "ra_rag": "#1565c0",        # blue
+    "astute": "#6a1b9a",        # purple
+    "madam": "#00838f",         # teal
+    "counterfactual": "#6d4c41",  # brown
+    "bridge": "#ef6c00",        # orange
+    "no_rag": "#9e9e9e",        # grey: closed book
+    "vanilla_rag": "#455a64",   # blue grey: concatenated documents
+}

@@ -1,0 +1,508 @@
+"""Evaluate page shaping and charts: pure functions of a batch evaluation (``backend.evaluate``'s summary and
+results) plus small ``render_*`` panels that take Streamlit as an argument.
+
+Every metric comes from ``backend.evaluate.summarize`` and every per-question label from ``backend.scoring.verdict``;
+nothing here decides what is correct.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from backend.evaluate import RESULTS, SUMMARY, load_results, read_rows, summarize
+from backend.methods import ALL_METHODS
+from backend.report.compare import agree
+from backend.report.layout import (AXIS_TITLE_PX, count_axis, every_category, legend_above, no_data,
+                                   size_heatmap)
+from backend.report.palette import METHOD_COLORS, VERDICT_COLORS
+from backend.report.text import plural
+from backend.schema import Dataset, MethodResult, Question
+from backend.scoring import predicted, verdict
+
+Pair = tuple[str, str]
+
+#: The verdicts that are ``backend.scoring``'s strict EM (the paper's exact match): the "right" of the filters.
+RIGHT = ("correct", "correct + extras")
+NOT_RUN = "not run"
+NA = "n/a"          # a metric with nothing to compute it from (no scored row)
+NOT_APPLICABLE = "—"  # a metric that does not apply (risk for a method that never abstains)
+
+FILTERS = {"all": "all questions", "disagree": "methods disagree (answers differ)",
+           "all_wrong": "all wrong (no method correct)", "one_right": "one method right (exactly one correct)"}
+SLICE_LABELS = {"mix": "evidence mix (a question can be in several)", "scenario": "scenario",
+                "documents": "number of documents"}
+
+
+@dataclass
+class Evaluation:
+    """One batch evaluation as the page shows it. ``dataset`` is None when the results name a dataset that is not
+    loaded here: then only the summary (from ``summary.json``) can be shown, not the questions."""
+    summary: dict[str, Any]
+    results: dict[Pair, MethodResult]
+    dataset: Dataset | None
+    path: Path | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def methods(self) -> list[str]:
+        return list(self.summary["methods"])
+
+    @property
+    def questions(self) -> list[Question]:
+        if self.dataset is None:
+            return []
+        asked = {q for q, _ in self.results}
+        return [q for q in self.dataset.questions if q.id in asked]
+
+
+class ResultsError(ValueError):
+    """A results file that cannot be shown (missing, empty, not a results file)."""
+
+
+def method_order(names) -> list[str]:
+    """Known methods in the registry's display order, then any others in the order given."""
+    names = list(dict.fromkeys(names))
+    return [m for m in ALL_METHODS if m in names] + [m for m in names if m not in ALL_METHODS]
+
+
+def open_results(path: str | Path, find_dataset: Callable[[str], Dataset | None]) -> Evaluation:
+    """A results file (or the folder holding ``results.jsonl``) written by ``evaluate`` (CLI or page), read only:
+    a half-written last line or an unreadable line is left out and reported in ``notes``, never repaired on disk.
+    The summary is recomputed from the rows when ``find_dataset(name)`` gives the dataset they name (questions: those
+    with a row), else taken from ``summary.json`` beside them. Raises ``ResultsError`` with what is wrong."""
+    p = Path(str(path).strip()).expanduser()
+    if not str(path).strip():
+        raise ResultsError("Enter the path of a results.jsonl file or of the folder holding it.")
+    if p.is_dir():
+        if not (p / RESULTS).is_file():
+            raise ResultsError(f"{p}: no {RESULTS} in this folder")
+        p = p / RESULTS
+    elif not p.exists():
+        raise ResultsError(f"{p}: no such file or folder")
+    try:
+        results, notes = load_results(p)
+    except (OSError, UnicodeDecodeError) as err:
+        raise ResultsError(f"{p}: cannot be read ({err})") from err
+    if not results:
+        if notes:
+            raise ResultsError(f"{p}: not a results file of `evaluate` (rows {{dataset, model, question_id, "
+                               f"method, result}}): " + "; ".join(notes[:3]) + (" …" if len(notes) > 3 else ""))
+        raise ResultsError(f"{p}: has no results yet")
+    rows, _ = read_rows(p)
+    names = sorted({(r.get("dataset"), r.get("model")) for r in rows}, key=str)
+    name, model = names[0] if names else (None, None)
+    if len(names) > 1:
+        notes.append(f"{p}: rows of {len(names)} dataset / model pairs; showing those of {name} with {model} "
+                     "scored against one dataset")
+    methods = method_order(m for _, m in results)
+    dataset = find_dataset(name) if name else None
+    if dataset is not None:
+        known = {q.id for q in dataset.questions}
+        unknown = sorted({q for q, _ in results if q not in known})
+        if unknown:
+            notes.append(f"{plural(len(unknown), 'question id')} not in the dataset {name} (e.g. {unknown[0]}): "
+                         "left out; was the dataset changed since the run?")
+        asked = {q for q, _ in results}
+        questions = [q for q in dataset.questions if q.id in asked]
+        summary = summarize(dataset, results, methods=methods, questions=questions, model=model, notes=notes)
+        return Evaluation(summary, results, dataset, p, notes)
+    if not (p.parent / SUMMARY).is_file():
+        raise ResultsError(f"{p}: the rows are of the dataset {name!r}, which is not loaded here, and there is no "
+                           f"{SUMMARY} beside them: pick that dataset in the sidebar to score them")
+    summary = json.loads((p.parent / SUMMARY).read_text(encoding="utf-8"))
+    notes = notes + [f"The dataset {name!r} is not loaded here: showing {p.parent / SUMMARY} as written; pick the "
+                     "dataset in the sidebar to see the questions and verdicts."]
+    return Evaluation(summary, results, None, p, notes)
+
+
+# --- numbers -------------------------------------------------------------------------------------------------
+
+def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float] | None:
+    """The Wilson score interval of a proportion ``k / n`` (95 % for z = 1.96), as fractions; None when n = 0."""
+    if n <= 0:
+        return None
+    p = k / n
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def _pct(value: float | None, digits: int = 1) -> str:
+    return NA if value is None else f"{value:.{digits}f}"
+
+
+def summary_frame(summary: dict[str, Any]) -> pd.DataFrame:
+    """One row per method: counts, answer metrics (percent), risk / coverage when the method abstains, mean cost per
+    question. Shown as text: ``n/a`` where nothing could be scored, ``—`` where a metric does not apply. ``scored``
+    and ``missing`` only when they say something (a row not scored, a pair not run)."""
+    rows = []
+    for name, m in summary["methods"].items():
+        risk = m.get("risk")
+        tokens = None if m.get("mean_prompt_tokens") is None else \
+            (m["mean_prompt_tokens"] or 0) + (m.get("mean_completion_tokens") or 0)
+        rows.append({"method": name, "n": m["n"], "scored": m.get("scored", m["n"]), "errors": m["errors"],
+                     "missing": m.get("missing", 0),
+                     "accuracy %": _pct(m["accuracy"]), "strict EM %": _pct(m["strict_em"]),
+                     "P %": _pct(m["precision"]), "R %": _pct(m["recall"]), "F1 %": _pct(m["f1"]),
+                     "refusal %": _pct(m["refusal_rate"]),
+                     "risk % ↓": _pct(risk.get("risk")) if risk else NOT_APPLICABLE,
+                     "coverage %": _pct(risk.get("coverage")) if risk else NOT_APPLICABLE,
+                     "calls / q": _pct(m.get("mean_calls"), 2), "tokens / q": _pct(tokens, 0),
+                     "wall s / q": _pct(m.get("mean_wall_s"), 2)})
+    frame = pd.DataFrame(rows)
+    if not frame.empty:  # columns that say nothing here: every row scored, nothing missing
+        if (frame["scored"] == frame["n"]).all():
+            frame = frame.drop(columns="scored")
+        if (frame["missing"] == 0).all():
+            frame = frame.drop(columns="missing")
+    return frame
+
+
+def interval_frame(summary: dict[str, Any]) -> pd.DataFrame:
+    """Accuracy and strict EM per method with their Wilson 95 % intervals (percent), over the scored rows."""
+    rows = []
+    for name, m in summary["methods"].items():
+        n = m.get("scored", m["n"])
+        for metric, label in (("accuracy", "accuracy"), ("strict_em", "strict EM")):
+            value = m[metric]
+            k = round(value * n / 100) if value is not None else 0
+            ci = wilson(k, n)
+            rows.append({"method": name, "metric": label, "value": value, "k": k, "n": n,
+                         "low": None if ci is None else round(100 * ci[0], 2),
+                         "high": None if ci is None else round(100 * ci[1], 2)})
+    return pd.DataFrame(rows, columns=["method", "metric", "value", "k", "n", "low", "high"])
+
+
+ACCURACY_TITLE = "Accuracy and strict EM per method (95% Wilson intervals)"
+METRIC_COLORS = {"accuracy": "#1565c0", "strict EM": "#2e7d32"}
+
+
+def _percent_axis(fig: go.Figure, title: str = "percent of scored questions") -> None:
+    fig.update_yaxes(title=title, range=[0, 105], tickvals=[0, 20, 40, 60, 80, 100], automargin=True)
+
+
+def accuracy_figure(summary: dict[str, Any]) -> go.Figure:
+    frame = interval_frame(summary)
+    if frame.empty or frame["value"].isna().all():
+        return no_data(ACCURACY_TITLE, "no method has a scored question")
+    fig = go.Figure()
+    methods = list(summary["methods"])
+    for label, part in frame.groupby("metric", sort=False):
+        value = part["value"].fillna(0)
+        fig.add_bar(name=label, x=[html.escape(m) for m in part["method"]], y=value, marker_color=METRIC_COLORS[label],
+                    error_y=dict(type="data", symmetric=False, array=(part["high"] - value).fillna(0),
+                                 arrayminus=(value - part["low"]).fillna(0), color="#424242", thickness=1.2),
+                    customdata=part[["k", "n", "low", "high"]].values,
+                    hovertemplate="%{x}: %{y:.1f}% (%{customdata[0]}/%{customdata[1]})<br>95% CI "
+                                  "%{customdata[2]:.1f}–%{customdata[3]:.1f}%<extra>" + label + "</extra>")
+    fig.update_layout(barmode="group", title=ACCURACY_TITLE, height=400, legend_title="metric",
+                      margin=dict(b=AXIS_TITLE_PX + 20, l=AXIS_TITLE_PX + 30, r=10))
+    fig.update_xaxes(title="method", **every_category([html.escape(m) for m in methods]))
+    _percent_axis(fig)
+    return legend_above(fig)
+
+
+def slice_frame(summary: dict[str, Any], family: str) -> pd.DataFrame:
+    """Accuracy per slice of one family (``summary[methods][M][slices][family]``) and method, with each n."""
+    rows = []
+    for name, m in summary["methods"].items():
+        for slice_name, s in (m.get("slices") or {}).get(family, {}).items():
+            rows.append({"slice": slice_name, "method": name, "accuracy": s["accuracy"], "strict_em": s["strict_em"],
+                         "n": s.get("scored", s["n"])})
+    return pd.DataFrame(rows, columns=["slice", "method", "accuracy", "strict_em", "n"])
+
+
+def slice_families(summary: dict[str, Any]) -> list[str]:
+    found = {f for m in summary["methods"].values() for f in (m.get("slices") or {})}
+    return [f for f in SLICE_LABELS if f in found] + sorted(found - set(SLICE_LABELS))
+
+
+def _slice_key(name: str) -> tuple:
+    return (0, int(name), "") if name.isdigit() else (1, 0, name)
+
+
+def slice_figure(summary: dict[str, Any], family: str) -> go.Figure:
+    title = f"Accuracy per {SLICE_LABELS.get(family, family)}"
+    frame = slice_frame(summary, family)
+    if frame.empty:
+        return no_data(title, "no question falls in this family of slices")
+    names = sorted(frame["slice"].unique(), key=_slice_key)
+    sizes = frame.groupby("slice")["n"].max()
+    labels = [html.escape(f"{s} (n={sizes[s]})") for s in names]  # a 0 % bar is invisible: the n says it is there
+    fig = go.Figure()
+    for method, part in frame.groupby("method", sort=False):
+        part = part.set_index("slice").reindex(names)
+        fig.add_bar(name=html.escape(method), x=labels, y=part["accuracy"],
+                    marker_color=METHOD_COLORS.get(method), customdata=part[["n"]].fillna(0).values,
+                    hovertemplate="%{x}: %{y:.1f}% of %{customdata[0]} questions<extra>" + html.escape(method)
+                                  + "</extra>")
+    fig.update_layout(barmode="group", title=title, height=380, legend_title="method",
+                      margin=dict(b=AXIS_TITLE_PX + 20, l=AXIS_TITLE_PX + 30, r=10))
+    fig.update_xaxes(title=SLICE_LABELS.get(family, family).split(" (")[0], **every_category(labels))
+    _percent_axis(fig, "accuracy (%)")
+    return legend_above(fig)
+
+
+COST_TITLE = "Cost per question, per method (means)"
+
+
+def cost_figure(summary: dict[str, Any]) -> go.Figure:
+    methods = [m for m, e in summary["methods"].items() if e.get("mean_calls") is not None]
+    if not methods:
+        return no_data(COST_TITLE, "no method has a result yet")
+    entries = [summary["methods"][m] for m in methods]
+    labels = [html.escape(m) for m in methods]
+    colors = [METHOD_COLORS.get(m, "#607d8b") for m in methods]
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("model calls", "tokens (prompt + completion)"),
+                        horizontal_spacing=0.12)
+    fig.add_bar(x=labels, y=[e["mean_calls"] for e in entries], marker_color=colors, showlegend=False,
+                hovertemplate="%{x}: %{y:.2f} calls per question<extra></extra>", row=1, col=1)
+    tokens = [(e.get("mean_prompt_tokens") or 0) + (e.get("mean_completion_tokens") or 0) for e in entries]
+    fig.add_bar(x=labels, y=tokens, marker_color=colors, showlegend=False,
+                hovertemplate="%{x}: %{y:,.0f} tokens per question<extra></extra>", row=1, col=2)
+    fig.update_layout(title=COST_TITLE, height=400, margin=dict(t=90, b=AXIS_TITLE_PX + 20, l=60, r=10))
+    fig.update_xaxes(**every_category(labels))
+    fig.update_yaxes(title="calls per question", row=1, col=1, **count_axis(max(e["mean_calls"] for e in entries)))
+    fig.update_yaxes(title="tokens per question", row=1, col=2, rangemode="tozero")
+    return fig
+
+
+# --- agreement between methods over the questions --------------------------------------------------------------
+
+def agreement_counts(results: dict[Pair, MethodResult], methods: list[str], question_ids: list[str]
+                     ) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """For each pair of methods: the questions where both have a result without error (``compared``) and the
+    share of them where their answers agree (``backend.report.compare.agree``: a matching answer, or both abstain);
+    NaN where nothing could be compared."""
+    share = pd.DataFrame(math.nan, index=methods, columns=methods, dtype=float)
+    compared = pd.DataFrame(0, index=methods, columns=methods, dtype=int)
+    for a in methods:
+        for b in methods:
+            votes = [agree(results[(q, a)], results[(q, b)]) for q in question_ids
+                     if (q, a) in results and (q, b) in results]
+            votes = [v for v in votes if not math.isnan(v)]
+            compared.loc[a, b] = len(votes)
+            if votes:
+                share.loc[a, b] = sum(votes) / len(votes)
+    return share, compared
+
+
+def agreement_matrix(results: dict[Pair, MethodResult], methods: list[str], question_ids: list[str]) -> pd.DataFrame:
+    return agreement_counts(results, methods, question_ids)[0]
+
+
+AGREEMENT_TITLE = "Agreement between methods (share of questions)"
+
+
+def agreement_figure(results: dict[Pair, MethodResult], methods: list[str], question_ids: list[str]) -> go.Figure:
+    if len(methods) < 2 or not results:
+        return no_data(AGREEMENT_TITLE, "needs results of at least two methods")
+    share, compared = agreement_counts(results, methods, question_ids)
+    text = [[NA if math.isnan(v) else f"{100 * v:.0f}% of {n}" for v, n in zip(row, counts)]
+            for row, counts in zip(share.values, compared.values)]
+    labels = [html.escape(m) for m in methods]
+    fig = go.Figure(go.Heatmap(z=share.values, x=labels, y=labels, zmin=0, zmax=1, text=text, texttemplate="%{text}",
+                               colorscale=[[0, "#f4cccc"], [1, "#c8e6c9"]], showscale=False, xgap=2, ygap=2,
+                               hovertemplate="%{y} vs %{x}: %{text}<extra></extra>"))
+    fig.update_layout(title=AGREEMENT_TITLE, xaxis_title="method", yaxis_title="method")
+    return size_heatmap(fig, row_px=40)
+
+
+# --- the questions -------------------------------------------------------------------------------------------
+
+def inspect_link(dataset_param: str, question_id: str, methods: list[str]) -> str:
+    """A relative link to the question on the Inspect page, the app's default page, served at the root (``/inspect``
+    is "Page not found"); the sidebar reads ``dataset`` and ``question``, Inspect ``methods``."""
+    return "./?" + urlencode({"dataset": dataset_param, "question": question_id, "methods": ",".join(methods)})
+
+
+def dataset_param(ds: Dataset, bundled: dict[str, Path]) -> str:
+    """How a link names the dataset: a bundled one by name, any other as ``file:<path>`` (the sidebar's form)."""
+    if ds.name in bundled and Path(ds.path).resolve() == Path(bundled[ds.name]).resolve():
+        return ds.name
+    return "file:" + ds.path
+
+
+def answers_text(result: MethodResult | None) -> str:
+    if result is None:
+        return ""
+    if result.error:
+        return "error: " + result.error.splitlines()[0][:120]
+    return "; ".join(result.answers) or "—"
+
+
+def question_frame(ev: Evaluation, link_dataset: str | None = None) -> pd.DataFrame:
+    """One row per question: id, text, per method its verdict (``backend.scoring.verdict``) and answers, how many
+    methods are right (verdict correct / correct + extras: strict EM; empty without gold answers), whether the
+    answers of the methods that gave one differ (``compare.agree`` on some pair is 0; abstentions and errors aside)
+    and a link to Inspect."""
+    methods = ev.methods
+    rows = []
+    for q in ev.questions:
+        row: dict[str, Any] = {"id": q.id}
+        if link_dataset is not None:
+            row["inspect"] = inspect_link(link_dataset, q.id, methods)
+        row["question"] = q.question
+        ran = {m: ev.results.get((q.id, m)) for m in methods}
+        verdicts = {m: verdict(r, q) if r is not None else NOT_RUN for m, r in ran.items()}
+        answered = [r for r in ran.values() if r is not None and not r.error and not r.abstained
+                    and predicted(r.answers)]
+        row["right"] = sum(v in RIGHT for v in verdicts.values()) if q.gold_answers else None
+        row["differ"] = any(agree(a, b) == 0 for i, a in enumerate(answered) for b in answered[i + 1:])
+        for m in methods:
+            row[m] = verdicts[m]
+            row[f"{m} answers"] = answers_text(ran[m])
+        rows.append(row)
+    frame = pd.DataFrame(rows)
+    if not frame.empty:
+        frame["right"] = frame["right"].astype("Int64")
+    return frame
+
+
+#: ``VERDICT_COLORS`` (badge colour names) as text colours for the question table.
+_TEXT_COLORS = {"green": "#2e7d32", "blue": "#1565c0", "orange": "#ef6c00", "red": "#c62828", "gray": "#757575"}
+
+
+def verdict_styled(frame: pd.DataFrame, methods: list[str]):
+    """The question table with each verdict in its colour (``backend.report.palette.VERDICT_COLORS``)."""
+    def color(v):
+        c = _TEXT_COLORS.get(VERDICT_COLORS.get(v, ""), "")
+        return f"color: {c}; font-weight: 600" if c else ""
+    cols = [m for m in methods if m in frame.columns]
+    return frame.style.map(color, subset=cols) if cols and not frame.empty else frame
+
+
+def filter_questions(frame: pd.DataFrame, how: str) -> pd.DataFrame:
+    """``how`` (a key of ``FILTERS``): all, methods disagree (answers differ), all wrong (no method right, the
+    question has gold answers), exactly one method right."""
+    if frame.empty or how == "all":
+        return frame
+    if how == "disagree":
+        keep = frame["differ"].astype(bool)
+    elif how == "all_wrong":
+        keep = frame["right"].eq(0).fillna(False)
+    elif how == "one_right":
+        keep = frame["right"].eq(1).fillna(False)
+    else:
+        raise ValueError(f"unknown filter {how!r}; choose from {', '.join(FILTERS)}")
+    return frame[keep.astype(bool)]
+
+
+def verdict_counts(frame: pd.DataFrame) -> dict[str, int]:
+    """How many questions each filter keeps (for the filter's labels)."""
+    return {how: len(filter_questions(frame, how)) for how in FILTERS}
+
+
+# --- exports -------------------------------------------------------------------------------------------------
+
+def csv_bytes(frame: pd.DataFrame) -> bytes:
+    return frame.to_csv(index=False).encode("utf-8")
+
+
+def jsonl_bytes(ev: Evaluation) -> bytes:
+    """The rows of ``results.jsonl`` (one per question × method, the newest row of a pair), question order first."""
+    name, model = ev.summary.get("dataset"), ev.summary.get("model")
+    seen = [q.id for q in ev.dataset.questions] if ev.dataset is not None else []
+    order = {q: i for i, q in enumerate(dict.fromkeys(seen + [q for q, _ in ev.results]))}
+    rank = {m: i for i, m in enumerate(ev.methods)}
+    pairs = sorted(ev.results, key=lambda p: (order[p[0]], rank.get(p[1], len(rank)), p[1]))
+    lines = [json.dumps({"dataset": name, "model": model, "question_id": q, "method": m,
+                         "result": ev.results[(q, m)].model_dump(mode="json")}, ensure_ascii=False) for q, m in pairs]
+    return ("\n".join(lines) + "\n").encode("utf-8") if lines else b""
+
+
+# --- panels --------------------------------------------------------------------------------------------------
+
+def render_notes(st, ev: Evaluation) -> None:
+    from components.safe import md
+
+    for note in ev.notes:
+        st.warning(md(note), icon=":material/warning:")
+
+
+def render_summary(st, ev: Evaluation, page: str) -> None:
+    from components.safe import md
+
+    s = ev.summary
+    st.caption(f"{md(s['dataset'])} · model {md(s['model'] or '?')} · {plural(s['questions'], 'question')} · "
+               f"{plural(len(ev.methods), 'method')}" + (f" · {md(str(ev.path))}" if ev.path else ""))
+    if s.get("missing"):
+        st.warning("Not run yet: " + ", ".join(f"{md(m)} {n}" for m, n in s["missing"].items()))
+    if s.get("errors"):
+        st.warning("Errors: " + ", ".join(f"{md(m)} {n}" for m, n in s["errors"].items())
+                   + " (resume with `--resume --retry-errors` to run them again)")
+    st.dataframe(summary_frame(s), hide_index=True)
+    st.caption("Percent over the scored rows (no error, gold answers known). Accuracy: a predicted answer matches "
+               "a gold answer; strict EM (the papers'): every gold answer and no wrong answer. Risk / coverage "
+               "(RC-RAG) for methods that abstain; n/a: nothing to compute it from; —: does not apply. "
+               "Calls, tokens and wall time are means per question.")
+    st.plotly_chart(accuracy_figure(s), key=f"{page}.accuracy")
+    for family in slice_families(s):
+        st.plotly_chart(slice_figure(s, family), key=f"{page}.slice.{family}")
+    st.plotly_chart(cost_figure(s), key=f"{page}.cost")
+    if ev.dataset is not None:
+        cols = st.columns([3, 2])
+        cols[0].plotly_chart(agreement_figure(ev.results, ev.methods, [q.id for q in ev.questions]),
+                             key=f"{page}.agreement")
+        cols[1].caption("Each cell: the share of questions, among those where both methods ran without error, on "
+                        "which their answers match (`backend.report.compare.agree`: a matching answer, or both "
+                        "abstain), and how many questions that is. A method that abstains often agrees with nothing "
+                        "that answers.")
+
+
+def render_questions(st, ev: Evaluation, page: str, link_dataset: str | None) -> pd.DataFrame | None:
+    """The question table with its filter; returns the whole table (for the CSV export), None without a dataset."""
+    if ev.dataset is None:
+        return None
+    frame = question_frame(ev, link_dataset)
+    counts = verdict_counts(frame)
+    how = st.radio("show", list(FILTERS), horizontal=True, key=f"{page}.filter",
+                   format_func=lambda h: f"{FILTERS[h]} ({counts[h]})")
+    shown = filter_questions(frame, how)
+    config = {"inspect": st.column_config.LinkColumn("inspect", display_text="open ↗", width="small",
+                                                     help="This question on the Inspect page (new tab)"),
+              "right": st.column_config.NumberColumn("right", help="methods whose verdict is correct (strict EM)"),
+              "differ": st.column_config.CheckboxColumn("differ", help="the methods that answered (abstentions "
+                                                                       "and errors aside) give answers that do "
+                                                                       "not match")}
+    st.dataframe(verdict_styled(shown, ev.methods), hide_index=True, column_config=config,
+                 height=min(600, 38 + 35 * max(len(shown), 1)))
+    st.caption("Verdicts from backend.scoring: correct (every gold answer, nothing else), correct + extras (strict EM "
+               "with other answers too), partly correct, wrong, abstained, error. \"right\" counts the correct ones.")
+    return frame
+
+
+def render_exports(st, ev: Evaluation, frame: pd.DataFrame | None, page: str) -> None:
+    stem = f"{ev.summary['dataset']}-evaluation"
+    cols = st.columns(3)
+    if frame is not None:
+        cols[0].download_button("Questions (CSV)", csv_bytes(frame), file_name=f"{stem}-questions.csv",
+                                mime="text/csv", key=f"{page}.csv", icon=":material/download:")
+    cols[1].download_button("Results (JSONL)", jsonl_bytes(ev), file_name=f"{stem}-results.jsonl",
+                            mime="application/jsonl", key=f"{page}.jsonl", icon=":material/download:",
+                            disabled=not ev.results)
+    cols[2].download_button("Summary (JSON)", json.dumps(ev.summary, ensure_ascii=False, indent=2).encode("utf-8"),
+                            file_name=f"{stem}-summary.json", mime="application/json", key=f"{page}.summary",
+                            icon=":material/download:")
+
+
+def progress_label(phase: str, done: int, total: int, elapsed_s: float, unit: str, methods: int) -> str:
+    """The running job's bar text: done / total, ETA, and (for questions) the question × method pairs."""
+    from backend.report.text import progress_text
+
+    text = progress_text(phase, done, total, elapsed_s, unit)
+    if unit == "question" and methods > 1:
+        text += f" · {done * methods:,}/{total * methods:,} question × method pairs"
+    return text

@@ -1,0 +1,98 @@
+"""Batch evaluations started from the Evaluate page: each runs ``backend.evaluate.evaluate`` on a worker thread owned
+by the session (so page reruns, clicks and visits to other pages never interrupt it), writing into a folder under
+the cache dir; the page polls the job's progress."""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+import streamlit as st
+
+from backend.evaluate import RESULTS, evaluate, load_results
+from backend.paths import default_cache_dir
+from backend.schema import Dataset, Question
+from components.evaluate import Evaluation
+from components.session.runs import runner
+from components.session.state import Selection
+
+JOB_KEY = "evaluate.job"
+
+
+@dataclass
+class EvaluationJob:
+    dataset: Dataset
+    questions: list[Question]
+    methods: list[str]
+    out_dir: Path
+    phase: str = "Starting"
+    unit: str = "question"
+    done: int = 0
+    total: int = 0
+    started: float = field(default_factory=time.perf_counter)
+    finished: float | None = None
+    evaluation: Evaluation | None = None
+    error: str | None = None
+    thread: threading.Thread | None = None
+
+    @property
+    def running(self) -> bool:
+        return self.finished is None
+
+    @property
+    def elapsed(self) -> float:
+        return (self.finished or time.perf_counter()) - self.started
+
+    def progress(self, phase: str, unit: str):
+        def update(done: int, total: int) -> None:
+            self.phase, self.unit, self.done, self.total = phase, unit, done, total
+        return update
+
+
+def out_folder(dataset: str, root: Path | None = None) -> Path:
+    """A new folder ``<cache>/evaluations/<dataset>-<timestamp>`` (a suffix when two runs start in one second)."""
+    root = (root or default_cache_dir()) / "evaluations"
+    stem = f"{re.sub(r'[^A-Za-z0-9_.-]+', '_', dataset)}-{datetime.now():%Y%m%d-%H%M%S}"
+    path, n = root / stem, 1
+    while path.exists():
+        n += 1
+        path = root / f"{stem}-{n}"
+    return path
+
+
+def _work(job: EvaluationJob, run) -> None:
+    try:
+        for name in job.methods:  # dataset-level preparation first (RA-RAG's stage 1), with its own progress
+            if run.prepare_key(name) is not None and run.prepared(name) is None:
+                try:
+                    run.prepare(name, on_progress=job.progress(run.method(name).prepare_label, "call"))
+                except Exception:  # noqa: BLE001 - the run reports it as this method's error
+                    pass
+        summary = evaluate(run, job.questions, job.methods, job.out_dir,
+                           on_progress=job.progress("Evaluating", "question"))
+        results, _ = load_results(job.out_dir / RESULTS)
+        job.evaluation = Evaluation(summary, results, job.dataset, job.out_dir / RESULTS, list(summary["notes"]))
+    except Exception as err:  # noqa: BLE001 - shown on the page
+        job.error = f"{type(err).__name__}: {err}"
+    finally:
+        job.finished = time.perf_counter()
+
+
+def start(selection: Selection, methods: list[str], limit: int) -> EvaluationJob:
+    """Start an evaluation of the first ``limit`` questions of the selected dataset with the session's runner
+    (its call cache and call log) and keep the job in the session."""
+    ds = selection.dataset
+    job = EvaluationJob(dataset=ds, questions=ds.questions[:limit], methods=list(methods), out_dir=out_folder(ds.name))
+    run = runner(selection)  # built here: it reads st.secrets and the cached resources on the script thread
+    job.thread = threading.Thread(target=_work, args=(job, run), name="conflictlens-evaluate", daemon=True)
+    st.session_state[JOB_KEY] = job
+    job.thread.start()
+    return job
+
+
+def current() -> EvaluationJob | None:
+    return st.session_state.get(JOB_KEY)
