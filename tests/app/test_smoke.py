@@ -102,7 +102,7 @@ def test_dataset_page_retrieval_preview_builds_index_and_shows_hits():
 
 def test_a_link_to_an_unknown_dataset_or_question_says_so():
     at = _app()
-    at.query_params["dataset"] = "no_such_dataset"
+    at.query_params.update({"dataset": "no_such_dataset", "methods": "no_rag"})  # the notice, not the methods
     at.run()
     assert not at.exception, at.exception
     warnings = [w.value for w in at.warning]
@@ -110,7 +110,7 @@ def test_a_link_to_an_unknown_dataset_or_question_says_so():
     at.run()  # still said on the next rerun (the offline model's auto-run reruns the page)
     assert len(at.warning) == 1
     at = _app()
-    at.query_params.update({"dataset": "multisource", "question": "ms-9999"})
+    at.query_params.update({"dataset": "multisource", "question": "ms-9999", "methods": "no_rag"})
     at.run()
     warnings = [w.value for w in at.warning]
     assert len(warnings) == 1 and "ms\\-9999" in warnings[0] and "multisource" in warnings[0]
