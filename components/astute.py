@@ -36,7 +36,7 @@ from backend.schema import (
     Question,
 )
 from backend.scoring import answer_kind, doc_kind, evaluation
-from components.calls import render_call
+from components.calls import cost_line, render_call
 from components.safe import md
 
 NONE = "—"
@@ -116,16 +116,6 @@ def config_line(trace: AstuteTrace, calls: Sequence[LLMCall] = ()) -> str:
         line += f" (t + 1 = {expected})" if len(calls) == expected and not trace.no_context else (
             f" (expected {expected})" if len(calls) != expected else "")
     return line
-
-
-def cost_line(calls: Sequence[LLMCall]) -> str:
-    """Tokens in / out and model time over the calls (cache hits cost no time)."""
-    if not calls:
-        return "no call records"
-    cached = sum(c.cache_hit for c in calls)
-    return (f"{sum(c.prompt_tokens for c in calls):,} tokens in · {sum(c.completion_tokens for c in calls):,} out · "
-            f"{sum(c.latency_s for c in calls if not c.cache_hit):.2f} s model time"
-            + (f" · {cached} of {len(calls)} from the cache" if cached else ""))
 
 
 def status_line(trace: AstuteTrace) -> str:

@@ -25,7 +25,7 @@ from backend.report.layout import TITLE_PX, legend_above
 from backend.report.palette import KIND_COLORS
 from backend.report.text import plural
 from backend.schema import BridgeCycle, BridgeKnowledge, BridgeTrace, LLMCall, PairScore, Question
-from components.calls import render_call
+from components.calls import cost_line, render_call
 from components.safe import md
 
 NONE = "—"
@@ -122,15 +122,6 @@ def status_line(trace: BridgeTrace, question: Question) -> str:
     if trace.defaulted_to_ra:
         line += " · defaulted to RA"
     return f"{line} · answer: {chosen_text(trace, question)}"
-
-
-def cost_line(calls: Sequence[LLMCall]) -> str:
-    if not calls:
-        return "no call records"
-    cached = sum(c.cache_hit for c in calls)
-    return (f"{sum(c.prompt_tokens for c in calls):,} tokens in · {sum(c.completion_tokens for c in calls):,} out · "
-            f"{sum(c.latency_s for c in calls if not c.cache_hit):.2f} s model time"
-            + (f" · {cached} of {len(calls)} from the cache" if cached else ""))
 
 
 # --- truth overlay -----------------------------------------------------------------------------------------

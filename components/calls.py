@@ -36,6 +36,16 @@ def summary(calls: list[LLMCall]) -> dict[str, float]:
             "errors": sum(bool(c.error) for c in calls)}
 
 
+def cost_line(calls: list[LLMCall]) -> str:
+    """Tokens in / out and model time over the calls (cache hits cost no time)."""
+    if not calls:
+        return "no call records"
+    cached = sum(c.cache_hit for c in calls)
+    return (f"{sum(c.prompt_tokens for c in calls):,} tokens in · {sum(c.completion_tokens for c in calls):,} out · "
+            f"{sum(c.latency_s for c in calls if not c.cache_hit):.2f} s model time"
+            + (f" · {cached} of {len(calls)} from the cache" if cached else ""))
+
+
 def render_call(st, call: LLMCall) -> None:
     """One call verbatim: who made it, each prompt message, the response (or the error). Text as code blocks."""
     st.caption(f"{md(call.method or '—')} · {md(call.step)} · task {md(call.task)} · {md(call.model)} · "

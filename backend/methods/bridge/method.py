@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+from functools import lru_cache
 
 import numpy as np
 
@@ -23,6 +24,14 @@ BIAS_RANGE = (0.1, 0.9)
 LEAF_KNOWLEDGE = {"FA": ("K_int", "K_gen", "K_ext", "K_ret"), "FI": ("K_int", "K_gen"), "FE": ("K_ext", "K_ret"),
                   "RA": ()}
 IDK_TEXT = "None"
+
+
+@lru_cache(maxsize=1)
+def _demo_vectors() -> np.ndarray:
+    """The demonstration pool's embeddings, computed once per process (not once per question)."""
+    from backend.embeddings import encode
+
+    return encode([q for q, _ in DEMOS])
 
 
 def _user(text: str) -> list[dict[str, str]]:
@@ -58,8 +67,7 @@ class BRIDGE(Method):
             return []
         from backend.embeddings import encode
 
-        vectors = encode([question, *(q for q, _ in DEMOS)])
-        sims = vectors[1:] @ vectors[0]
+        sims = _demo_vectors() @ encode([question])[0]
         top = np.argsort(-sims, kind="stable")[: self.k_demos]
         return [BridgeDemo(question=DEMOS[i][0], similarity=round(float(sims[i]), 4), retrieve=DEMOS[i][1])
                 for i in top]

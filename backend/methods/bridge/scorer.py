@@ -32,6 +32,7 @@ BGE-m3 is not available offline, so each mode is rebuilt from what we have **[ou
 
 from __future__ import annotations
 
+import logging
 import math
 from typing import NamedTuple
 
@@ -39,6 +40,9 @@ import numpy as np
 from backend import embeddings
 from backend.llm.formats import is_idk
 from backend.schema import PairScore
+
+# bm25s logs every index build at DEBUG; one per scored cycle is noise on the CLI's stderr
+logging.getLogger("bm25s").setLevel(logging.WARNING)
 
 
 class ScorerWeights(NamedTuple):
