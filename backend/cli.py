@@ -188,6 +188,29 @@ def _cmd_risk(args: argparse.Namespace) -> int:
     return 0
 
 
+def _gold_questions(args: argparse.Namespace, ds):
+    """``--gold``: the labelled questions with the analysts' answers as gold (exit 2 when there are none)."""
+    from backend.labels import LabelStoreError
+    from backend.labels.files import LabelFileError
+    from backend.labels.gold import apply_gold, load_gold
+
+    try:
+        labels = load_gold(args.gold, ds.name, analyst=args.gold_analyst)
+    except (LabelFileError, LabelStoreError, FileNotFoundError) as err:
+        print(f"error: --gold: {err}", file=sys.stderr)
+        raise SystemExit(2) from None
+    questions, info = apply_gold(ds, labels)
+    if not questions:
+        who = f" by {args.gold_analyst}" if args.gold_analyst else ""
+        print(f"error: --gold {args.gold}: no label{who} for a question of {ds.name}", file=sys.stderr)
+        raise SystemExit(2)
+    print(f"note: gold answers from {info['questions']} analyst label(s) in {args.gold} "
+          f"({info['unanswerable']} unanswerable); {info['unlabelled']} unlabelled question(s) left out"
+          + (f"; {len(info['unknown'])} label(s) name questions not in {ds.name}" if info["unknown"] else ""),
+          file=sys.stderr)
+    return questions, {"from": str(args.gold), "analyst": args.gold_analyst, **info}
+
+
 def _cmd_evaluate(args: argparse.Namespace) -> int:
     """Every method on every question: results.jsonl (one row per pair, safe to kill), summary.json, a table."""
     from backend.evaluate import RESULTS, SUMMARY, EvaluationError, evaluate
@@ -221,13 +244,17 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     if missing:
         print(f"note: not implemented yet, skipped: {', '.join(missing)}", file=sys.stderr)
     ds = _load_or_exit(args.dataset, args.format)
-    questions = ds.questions[: args.limit] if args.limit else ds.questions
+    questions, gold = ds.questions, None
+    if args.gold:
+        questions, gold = _gold_questions(args, ds)
+    questions = questions[: args.limit] if args.limit else questions
     runner = _runner(args, ds)
     _prepare_with_progress(runner, names)
     bars = _Bars()
     try:
         summary = evaluate(runner, questions, names, out, resume=args.resume, retry_errors=args.retry_errors,
-                           concurrency=args.concurrency, on_progress=bars.step("questions", unit="question"))
+                           concurrency=args.concurrency, on_progress=bars.step("questions", unit="question"),
+                           gold=gold)
     except EvaluationError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
@@ -363,10 +390,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--limit", type=int, default=None, help="first N questions only")
     p.add_argument("--resume", action="store_true", help="keep the rows in --out and run only the missing pairs")
     p.add_argument("--retry-errors", action="store_true", help="with --resume: run the pairs that failed again")
+    p.add_argument("--gold", metavar="LABELS", help="score against analysts' labels instead of the dataset's gold: "
+                                                    "a labels export (.csv/.jsonl), a label store file or a "
+                                                    "postgresql:// URL; only labelled questions are run")
+    p.add_argument("--gold-analyst", metavar="NAME", help="with --gold: only this analyst's labels")
     p.add_argument("--evidence", choices=["given", "retrieve"], default="given")
     p.add_argument("--format", choices=["auto", "project", "ramdocs"], default="auto")
     _add_model_args(p)
     p.set_defaults(func=_cmd_evaluate)
+
+    from backend.labels.cli import add_parser as add_labels_parser
+
+    add_labels_parser(sub)
 
     p = sub.add_parser("build-sample", help="regenerate sample_data/ deterministically")
     from backend.paths import SAMPLE_DATA

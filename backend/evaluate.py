@@ -119,13 +119,15 @@ def _append(fh, dataset: str, model: str, result: MethodResult) -> None:
 # --- the run -------------------------------------------------------------------------------------------------
 
 def evaluate(runner, questions: list[Question], methods: list[str], out_dir: str | Path, resume: bool = False,
-             retry_errors: bool = False, concurrency: int = 4, on_progress: Progress | None = None) -> dict[str, Any]:
+             retry_errors: bool = False, concurrency: int = 4, on_progress: Progress | None = None,
+             gold: dict[str, Any] | None = None) -> dict[str, Any]:
     """Run ``methods`` on ``questions`` (``concurrency`` questions at once), append each pair's row to
     ``out_dir/results.jsonl``, write ``out_dir/summary.json`` and return the summary (``summarize``).
 
     ``resume``: keep the existing rows and run only the pairs without one (and, with ``retry_errors``, those whose
     row is an error). Without ``resume`` an existing non-empty results file is an error (nothing is overwritten).
-    Raises ``EvaluationError`` for an unusable ``out_dir``."""
+    ``gold``: where the questions' gold answers came from when not from the dataset (``backend.labels.gold``),
+    recorded in the summary. Raises ``EvaluationError`` for an unusable ``out_dir``."""
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
         raise EvaluationError(f"{out}: exists and is not a folder")
@@ -178,7 +180,8 @@ def evaluate(runner, questions: list[Question], methods: list[str], out_dir: str
         run_sync(run_all())
     results, load_notes = load_results(path)
     notes += [n for n in load_notes if n not in notes]
-    summary = summarize(runner.dataset, results, methods=methods, questions=questions, model=model, notes=notes)
+    summary = summarize(runner.dataset, results, methods=methods, questions=questions, model=model, notes=notes,
+                        gold=gold)
     (out / SUMMARY).write_text(json.dumps(summary, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
     return summary
 
@@ -197,16 +200,23 @@ def _refused(r: MethodResult) -> bool:
     return r.abstained or not predicted(r.answers)
 
 
+def _unanswerable(q: Question) -> bool:
+    """Labelled unanswerable by an analyst (``backend.labels.gold``): abstaining is the right answer."""
+    return bool(q.meta.get("unanswerable")) and not q.gold_answers
+
+
 def _scores(pairs: list[tuple[Question, MethodResult]]) -> dict[str, Any]:
     """The answer metrics of a group of rows, in percent. Errors are counted apart and scored as nothing: the
-    metrics are over the rows without error whose question has gold answers (``scored``)."""
+    metrics are over the rows without error whose question has gold answers or is labelled unanswerable
+    (``scored``); on an unanswerable question accuracy and strict EM mean abstaining, and P/R/F1 leave it out."""
     ok = [(q, r) for q, r in pairs if not r.error]
-    gold = [(q, r) for q, r in ok if q.gold_answers]
-    prf = [precision_recall_f1(r.answers, q.gold_answers) for q, r in gold]
+    gold = [(q, r) for q, r in ok if q.gold_answers or _unanswerable(q)]
+    prf = [precision_recall_f1(r.answers, q.gold_answers) for q, r in gold if q.gold_answers]
     return {"n": len(pairs), "errors": len(pairs) - len(ok), "scored": len(gold),
-            "accuracy": _pct(sum(accuracy(r.answers, q.gold_answers) for q, r in gold), len(gold)),
-            "strict_em": _pct(sum(strict_em(r.answers, q.gold_answers, q.wrong_answers) for q, r in gold),
-                              len(gold)),
+            "accuracy": _pct(sum(accuracy(r.answers, q.gold_answers) if q.gold_answers else _refused(r)
+                                 for q, r in gold), len(gold)),
+            "strict_em": _pct(sum(strict_em(r.answers, q.gold_answers, q.wrong_answers) if q.gold_answers
+                                  else _refused(r) for q, r in gold), len(gold)),
             "precision": _mean([100 * p for p, _, _ in prf], 2), "recall": _mean([100 * r for _, r, _ in prf], 2),
             "f1": _mean([100 * f for _, _, f in prf], 2),
             "refusal_rate": _pct(sum(_refused(r) for _, r in ok), len(ok))}
@@ -227,7 +237,7 @@ def _slices(q: Question) -> dict[str, list[str]]:
 
 def summarize(dataset: Dataset, results: dict[Pair, MethodResult], methods: list[str] | None = None,
               questions: list[Question] | None = None, model: str | None = None,
-              notes: list[str] | None = None) -> dict[str, Any]:
+              notes: list[str] | None = None, gold: dict[str, Any] | None = None) -> dict[str, Any]:
     """Per method: ``n`` rows, ``missing`` pairs (no row), ``errors``, accuracy / strict EM / precision / recall /
     F1 / refusal rate (percent, over ``scored`` rows: no error, gold answers known), mean calls, tokens and wall
     time per row, and, for a method that abstained at least once, RC-RAG's folds and risk metrics (an abstention
@@ -236,7 +246,8 @@ def summarize(dataset: Dataset, results: dict[Pair, MethodResult], methods: list
     and number of documents, where the data has them.
 
     ``questions`` (default: the dataset's) and ``methods`` (default: those with rows) fix what was asked for:
-    a pair without a row is counted as ``missing``, never left out silently."""
+    a pair without a row is counted as ``missing``, never left out silently. ``gold``: where the gold answers came
+    from when the questions carry analysts' labels instead of the dataset's (kept as the summary's ``gold``)."""
     questions = dataset.questions if questions is None else questions
     if methods is None:
         methods = list(dict.fromkeys(m for _, m in results))
@@ -269,7 +280,8 @@ def summarize(dataset: Dataset, results: dict[Pair, MethodResult], methods: list
     missing = {m: e["missing"] for m, e in per.items() if e["missing"]}
     errors = {m: e["errors"] for m, e in per.items() if e["errors"]}
     return {"dataset": dataset.name, "model": model, "questions": len(questions), "methods": per,
-            "missing": missing, "errors": errors, "complete": not missing, "notes": list(notes or [])}
+            "missing": missing, "errors": errors, "complete": not missing, "notes": list(notes or []),
+            "gold": gold or {"from": "dataset"}}
 
 
 __all__ = ["evaluate", "load_results", "read_rows", "repair_tail", "summarize", "EvaluationError", "RESULTS",

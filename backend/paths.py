@@ -15,3 +15,12 @@ def default_cache_dir() -> Path:
         return Path(env)
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "conflictlens"
+
+
+def default_data_dir() -> Path:
+    """Where user data that must not be lost lives (the label store): ``$CONFLICTLENS_DATA_DIR``, else
+    ``$XDG_DATA_HOME/conflictlens``, else ``~/.local/share/conflictlens``. Unlike the cache, never safe to delete."""
+    if env := os.environ.get("CONFLICTLENS_DATA_DIR"):
+        return Path(env)
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "conflictlens"

@@ -90,6 +90,12 @@ def print_evaluation(summary: dict) -> None:
     console.print(table)
     console.print("Metrics over rows without error; calls, tokens and wall s are means per question. Risk (RC-RAG) "
                   "for methods that abstain; an abstention is labelled by vanilla RAG's answer.", highlight=False)
+    gold = summary.get("gold") or {}
+    if gold.get("from", "dataset") != "dataset":
+        console.print(Text(f"Gold answers: analysts' labels from {gold['from']}"
+                           + (f" (by {gold['analyst']})" if gold.get("analyst") else "")
+                           + f"; a question labelled unanswerable ({gold.get('unanswerable', 0)}) is answered "
+                           "correctly by abstaining."), highlight=False)
     if summary["missing"]:
         console.print(Text("missing (not run): " + ", ".join(f"{m} {n}" for m, n in summary["missing"].items()),
                            style="bold red"))

@@ -1,0 +1,149 @@
+"""The review queue: the questions on which methods disagree with each other or with the gold answers, most
+disputed first.
+
+How much the methods disagree is the entropy (bits) of their answer clusters: all the methods' predicted answers
+are clustered (``backend.answers.cluster``: normalised equality or containment), each method's *answer key* is the
+set of clusters it named (an abstention is its own key; a failed run has none and is left out), and
+H = −Σ p_k log₂ p_k over the share of methods per key. Seven methods giving one answer: 0 bits; all different:
+log₂ 7 ≈ 2.81. Gold answers (truth) are used only to order and filter the queue, never shown to a method.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Literal
+
+from backend.answers import cluster
+from backend.labels.model import Label
+from backend.schema import Dataset, MethodResult, Question
+from backend.scoring import accuracy, predicted
+
+ABSTAINED = "(abstained)"
+Labelled = Literal["all", "unlabelled", "labelled"]
+
+
+@dataclass(frozen=True)
+class Case:
+    """One question in the queue, shaped for the label page."""
+
+    question: Question
+    position: int                         # 1-based, in the dataset
+    answers: dict[str, list[str]]         # method -> predicted answers ([] = abstained); failed runs left out
+    errors: list[str]                     # methods whose run failed
+    groups: list[tuple[str, list[str]]]   # (answer key as text, methods), largest first
+    entropy: float                        # bits
+    wrong: list[str] = field(default_factory=list)  # methods with no gold answer among theirs (gold known)
+    dataset_type: str = "none"           # the conflict the dataset's truth shows (misinformation, noise, ...)
+
+    @property
+    def id(self) -> str:
+        return self.question.id
+
+    @property
+    def disagree(self) -> bool:
+        return len(self.groups) > 1
+
+    def candidates(self) -> list[str]:
+        """Every answer a method gave, once (first spelling), in method order: what the analyst picks from."""
+        seen, out = set(), []
+        for answers in self.answers.values():
+            for a in answers:
+                if a.casefold() not in seen:
+                    seen.add(a.casefold())
+                    out.append(a)
+        return out
+
+    def minority(self) -> set[str]:
+        """Methods outside the largest answer group, plus the wrong ones: those a method filter should find."""
+        return {m for _, ms in self.groups[1:] for m in ms} | set(self.wrong)
+
+
+def entropy(counts: Iterable[int]) -> float:
+    counts = [c for c in counts if c]
+    n = sum(counts)
+    return round(-sum(c / n * math.log2(c / n) for c in counts), 6) + 0.0 if n else 0.0
+
+
+def dataset_type(q: Question) -> str:
+    """The conflict type the dataset's truth suggests (for filtering before a label exists)."""
+    kinds = {d.label.type for d in q.documents if d.label}
+    if "misinfo" in kinds:
+        return "misinformation"
+    if len(q.gold_answers) > 1:
+        return "ambiguity"
+    return "noise" if "noise" in kinds else "none"
+
+
+def case_for(q: Question, position: int, results: dict[str, MethodResult]) -> Case:
+    """The case of one question from its methods' results (method -> result)."""
+    answers = {m: predicted(r.answers) for m, r in results.items() if not r.error}
+    errors = [m for m, r in results.items() if r.error]
+    flat = [(m, a) for m, ans in answers.items() for a in ans]
+    cluster_of = {}
+    for c, members in enumerate(cluster([a for _, a in flat])):
+        for i in members:
+            cluster_of[i] = c
+    keys: dict[str, tuple] = {m: () for m in answers}
+    for i, (m, _) in enumerate(flat):
+        keys[m] = tuple(sorted(set(keys[m]) | {cluster_of[i]}))
+    first = {}
+    for i, (_, a) in enumerate(flat):
+        first.setdefault(cluster_of[i], a)
+    by_key: dict[tuple, list[str]] = {}
+    for m, k in keys.items():
+        by_key.setdefault(k, []).append(m)
+    groups = sorted(((" | ".join(first[c] for c in k) if k else ABSTAINED, ms) for k, ms in by_key.items()),
+                    key=lambda g: -len(g[1]))
+    wrong = [m for m, ans in answers.items() if q.gold_answers and not accuracy(ans, q.gold_answers)]
+    return Case(question=q, position=position, answers=answers, errors=errors, groups=groups,
+                entropy=entropy(len(ms) for _, ms in groups), wrong=wrong, dataset_type=dataset_type(q))
+
+
+def build_queue(dataset: Dataset, results: dict[tuple[str, str], MethodResult], methods: list[str] | None = None,
+                include_agreeing: bool = False) -> list[Case]:
+    """The dataset's questions that have results, as cases, most disputed first (entropy, then number of wrong
+    methods, then dataset order). Only cases where methods disagree or some method misses the gold answers, unless
+    ``include_agreeing``."""
+    wanted = set(methods) if methods is not None else None
+    per_question: dict[str, dict[str, MethodResult]] = {}
+    for (qid, m), r in results.items():
+        if wanted is None or m in wanted:
+            per_question.setdefault(qid, {})[m] = r
+    cases = []
+    for pos, q in enumerate(dataset.questions, 1):
+        if q.id in per_question:
+            order = methods or sorted(per_question[q.id])
+            case = case_for(q, pos, {m: per_question[q.id][m] for m in order if m in per_question[q.id]})
+            if include_agreeing or case.disagree or case.wrong:
+                cases.append(case)
+    return sorted(cases, key=lambda c: (-c.entropy, -len(c.wrong), c.position))
+
+
+def filter_cases(cases: list[Case], labels: dict[str, Label], conflict_type: str | None = None,
+                 method: str | None = None, labelled: Labelled = "all") -> list[Case]:
+    """Cases by conflict type (the label's when labelled, else the dataset's), by method (it is in a minority
+    or wrong) and by whether a label exists."""
+    out = []
+    for c in cases:
+        label = labels.get(c.id)
+        if labelled == "labelled" and label is None or labelled == "unlabelled" and label is not None:
+            continue
+        kind = label.conflict_type if label and label.conflict_type else c.dataset_type
+        if conflict_type and kind != conflict_type:
+            continue
+        if method and method not in c.minority():
+            continue
+        out.append(c)
+    return out
+
+
+def progress(cases: list[Case], labels: dict[str, Label]) -> tuple[int, int]:
+    """(labelled, total) over the queue."""
+    return sum(c.id in labels for c in cases), len(cases)
+
+
+def group_counts(cases: list[Case]) -> Counter:
+    return Counter(len(c.groups) for c in cases)

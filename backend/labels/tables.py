@@ -1,0 +1,31 @@
+"""The label table as SQLAlchemy Core metadata (the store's queries use it; the migrations create it)."""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+
+metadata = sa.MetaData()
+
+#: One row per label *version*; rows are inserted, never updated or deleted. A question's current label is its
+#: highest ``version``; the unique (dataset, question_id, version) makes two concurrent edits of one question
+#: collide instead of both becoming "version 2".
+labels = sa.Table(
+    "labels", metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("uid", sa.String(32), nullable=False, unique=True),
+    sa.Column("dataset", sa.String(200), nullable=False),
+    sa.Column("question_id", sa.String(500), nullable=False),
+    sa.Column("version", sa.Integer, nullable=False),
+    sa.Column("supersedes", sa.String(32), nullable=True),
+    sa.Column("answers", sa.JSON, nullable=False),
+    sa.Column("unanswerable", sa.Boolean, nullable=False),
+    sa.Column("conflict_type", sa.String(40), nullable=True),
+    sa.Column("wrong_documents", sa.JSON, nullable=False),
+    sa.Column("wrong_sources", sa.JSON, nullable=False),
+    sa.Column("best_method", sa.String(100), nullable=True),
+    sa.Column("note", sa.Text, nullable=False),
+    sa.Column("analyst", sa.String(100), nullable=False),
+    sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+    sa.UniqueConstraint("dataset", "question_id", "version", name="uq_labels_question_version"),
+    sa.Index("ix_labels_question", "dataset", "question_id"),
+)
