@@ -57,8 +57,11 @@ class Case:
         return out
 
     def minority(self) -> set[str]:
-        """Methods outside the largest answer group, plus the wrong ones: those a method filter should find."""
-        return {m for _, ms in self.groups[1:] for m in ms} | set(self.wrong)
+        """Methods outside the majority answer group (every method when the largest groups tie), plus the wrong
+        ones: those a method filter should find."""
+        tie = len(self.groups) > 1 and len(self.groups[0][1]) == len(self.groups[1][1])
+        outside = self.groups if tie else self.groups[1:]
+        return {m for _, ms in outside for m in ms} | set(self.wrong)
 
 
 def entropy(counts: Iterable[int]) -> float:

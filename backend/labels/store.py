@@ -227,8 +227,9 @@ def _label(row) -> Label:
     data = dict(row)
     data.pop("id", None)
     created = data["created_at"]
-    if created.tzinfo is None:  # SQLite keeps no zone; we only ever write UTC
-        data["created_at"] = created.replace(tzinfo=timezone.utc)
+    # SQLite keeps no zone (we only ever write UTC); PostgreSQL answers in the session's zone
+    data["created_at"] = created.replace(tzinfo=timezone.utc) if created.tzinfo is None else created.astimezone(
+        timezone.utc)
     return Label(**data)
 
 
