@@ -29,19 +29,21 @@ def _open(args):
         raise SystemExit(2) from None
 
 
+def _load(path: str):
+    from backend.data import DatasetError, load_dataset
+
+    try:
+        return load_dataset(path)
+    except DatasetError as err:
+        print("\n".join(map(str, err.problems)), file=sys.stderr)
+        raise SystemExit(2) from None
+
+
 def _dataset_name(arg: str | None) -> str | None:
     """A dataset given by name, or by path (its name is what the labels record)."""
     if arg is None:
         return None
-    if Path(arg).exists():
-        from backend.data import DatasetError, load_dataset
-
-        try:
-            return load_dataset(arg).name
-        except DatasetError as err:
-            print("\n".join(map(str, err.problems)), file=sys.stderr)
-            raise SystemExit(2) from None
-    return arg
+    return _load(arg).name if Path(arg).exists() else arg
 
 
 def cmd_export(args: argparse.Namespace) -> int:
@@ -75,9 +77,7 @@ def cmd_import(args: argparse.Namespace) -> int:
         return 2
     dataset = None
     if args.dataset:
-        from backend.cli import _load_or_exit
-
-        dataset = _load_or_exit(args.dataset)
+        dataset = _load(args.dataset)
         if other := sorted({lab.dataset for lab in labels} - {dataset.name}):
             print(f"error: {args.file} holds labels of {', '.join(other)}, not only {dataset.name}", file=sys.stderr)
             return 2
