@@ -336,9 +336,9 @@ def render_queue(st, frame: pd.DataFrame, key: str, on_select: Callable[[], None
 
 def render_exports(st, versions: Callable[[], list[Label]], dataset: str, page: str) -> None:
     """Download every version of the dataset's labels (read from the store when the button is pressed)."""
-    cols = st.columns(2)
-    for col, fmt, mime in ((cols[0], "csv", "text/csv"), (cols[1], "jsonl", "application/jsonl")):
-        col.download_button(f"Labels ({fmt.upper()})", lambda fmt=fmt: export_bytes(versions(), fmt),
+    row = st.container(horizontal=True)
+    for fmt, mime in (("csv", "text/csv"), ("jsonl", "application/jsonl")):
+        row.download_button(f"Labels ({fmt.upper()})", lambda fmt=fmt: export_bytes(versions(), fmt),
                             file_name=f"{dataset}-labels.{fmt}", mime=mime, key=f"{page}.export.{fmt}",
                             icon=":material/download:", on_click="ignore")
 

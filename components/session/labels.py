@@ -148,8 +148,8 @@ def move(ctx: Context, qs: QueueState, direction: str) -> None:
     pool = ctx.eligible if direction == "next" else [q for q in ctx.eligible if q not in qs.skipped]
     target, wrapped = view.next_case(ctx.order, pool, current)
     if target is None:
-        qs.flashes.append("No other case in the queue" + ("" if direction == "next" else " that is not skipped")
-                          + ".")
+        passed = direction != "next" and set(ctx.eligible) & qs.skipped - {current}
+        qs.flashes.append("No other case in the queue" + (" but skipped ones." if passed else "."))
         return
     if wrapped:
         qs.flashes.append("Back to the top of the queue.")

@@ -303,3 +303,35 @@ def test_compute_now_opens_the_queue_on_the_new_run(db):
     assert at.radio(key="labels.source").value == "run"
     assert at.selectbox(key="labels.run").value.endswith("results.jsonl")
     assert set(_queue(at)["id"]) <= {"ramdocs-0001", "ramdocs-0002", "ramdocs-0003"} and len(_queue(at)) >= 1
+
+
+def test_dataset_text_and_answers_stay_text(tmp_path, db):
+    """Ids, sources and answers from files: escaped in captions and labels, answers and documents as st.text."""
+    from backend.data import load_dataset
+    from tests.app.test_untrusted_labels import DOC_ID, QID, RAW, SOURCE
+
+    folder = tmp_path / "**folder** ![f](http:x)"
+    folder.mkdir()
+    row = {"id": QID, "question": "Who wrote it?", "documents": [{"id": DOC_ID, "source": SOURCE, "text": "Al."}]}
+    (folder / "questions.jsonl").write_text(json.dumps(row) + "\n")
+    name = load_dataset(folder).name
+    answer = "**Bob** ![x](http://127.0.0.1:9/x.png)"
+    path = write_results(tmp_path / "run", dataset=name, rows={QID: {"no_rag": None, "vanilla_rag": [answer]}})
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params["methods"] = "no_rag"
+    at.run()
+    at.selectbox(key="app.dataset").set_value("Your own file…").run()
+    at.text_input(key="app.own_path").input(str(folder)).run()
+    at.text_input(key="app.model").set_value("scripted/never-called").run()  # nothing runs by itself
+    at.switch_page("pages/labels.py").run()
+    at.selectbox(key="labels.run").set_value("other").run()
+    at.text_input(key="labels.path").input(str(path)).run()
+    assert not at.exception, at.exception
+    assert answer in [t.value for t in at.text] and "Al." in [t.value for t in at.text]
+    labels = [c.value for c in at.caption] + [e.label for e in at.expander] + [w.label for w in at.selectbox]
+    assert any(md(QID) in c for c in labels) and any(md(DOC_ID) in c for c in labels), labels
+    assert not [label for label in labels if any(r in label for r in RAW)], labels
+    _fill(at, picked=[answer])
+    _press(at, "save")
+    assert [t.value for t in at.toast] == [f"Saved {md(QID)} \\(version 1\\)\\.", "No other case in the queue\\."]
+    assert LabelStore(db).latest(name)[QID].answers == [answer]
