@@ -48,8 +48,10 @@ def db(tmp_path, monkeypatch):
     return path
 
 
-def _page(query: dict | None = None) -> AppTest:
+def _page(query: dict | None = None, secrets: dict | None = None) -> AppTest:
     at = AppTest.from_file(APP, default_timeout=120)
+    for name, value in (secrets or {}).items():
+        at.secrets[name] = value
     at.query_params.update({"methods": "no_rag", **(query or {})})  # Inspect, the first page, runs one cheap method
     at.run()
     at.switch_page("pages/labels.py").run()
@@ -256,6 +258,9 @@ def test_exports_and_the_store_setting(tmp_path, monkeypatch, db):
     other = tmp_path / "team.db"
     at.text_input(key="labels.store").input(str(other)).run()
     assert not at.error and md(str(other)) in _store_setting(at).label and other.exists()
+    secret = tmp_path / "from-secrets.db"  # .streamlit/secrets.toml's labels_url wins over the environment
+    at = _page(secrets={"labels_url": str(secret)})
+    assert md(str(secret)) in _store_setting(at).label and secret.exists()
 
 
 def test_runs_under_the_cache_folder_newest_first(tmp_path, monkeypatch, db):
