@@ -36,6 +36,7 @@ pages = {
     ],
     "Evaluate": [
         st.Page("pages/evaluate.py", title="Evaluate", icon=":material/leaderboard:", url_path="evaluate"),
+        st.Page("pages/labels.py", title="Label", icon=":material/label:", url_path="labels"),
     ],
 }
 navigation = st.navigation(pages)

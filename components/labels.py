@@ -1,0 +1,380 @@
+"""Label page shaping and panels: the review queue's source (evaluation runs), the walk through the queue, the label
+form's values (prefilled from a stored label, turned back into a ``LabelDraft``), the queue and history tables, and
+small ``render_*`` panels that take Streamlit as an argument.
+
+What a label is, how it is checked and stored, and how the queue is built and ordered are ``backend.labels``'
+business; nothing here decides them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+import pandas as pd
+
+from backend.evaluate import RESULTS, load_results
+from backend.labels.cli import ENV
+from backend.labels.files import render
+from backend.labels.model import CONFLICT_TYPES, MAX_NOTE, Label, LabelDraft
+from backend.labels.queue import ABSTAINED, Case
+from backend.labels.store import LabelStoreError, default_store_path, store_url
+from backend.report.text import plural
+from backend.schema import MethodResult, Question
+from components.evaluate import ResultsError, method_order
+
+#: The key of ``.streamlit/secrets.toml`` naming the store (a file path or a ``postgresql://`` URL).
+SECRET = "labels_url"
+LABELLED = {"unlabelled": "unlabelled", "labelled": "labelled", "all": "all"}
+ANY = ""  # the "no filter" / "no best method" choice of a select box
+#: Keyboard shortcuts of the form's buttons (Streamlit fires modified keys even while the focus is in a text box).
+SHORTCUTS = {"save": "Ctrl+Enter", "previous": "Alt+P", "skip": "Alt+S", "next": "Alt+N"}
+FORM_FIELDS = ("picked", "typed", "unanswerable", "conflict_type", "wrong_documents", "wrong_sources",
+               "best_method", "note")
+
+
+# --- where the labels live -----------------------------------------------------------------------------------
+
+def default_location(secrets: Mapping | None, environ: Mapping[str, str]) -> str:
+    """The store to open when the analyst names none: ``labels_url`` in the secrets, else ``$CONFLICTLENS_LABELS``,
+    else the per-user ``labels.db``."""
+    for value in ((secrets or {}).get(SECRET), environ.get(ENV)):
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+    return str(default_store_path())
+
+
+def shown_location(where: str) -> str:
+    """``where`` as it may be shown: a URL without its password (unparseable text is not shown at all)."""
+    try:
+        url = store_url(where)
+    except LabelStoreError:
+        return "(a location that is not a path or a database URL)"
+    return str(url.database) if url.get_backend_name() == "sqlite" else url.render_as_string(hide_password=True)
+
+
+# --- the queue's source: evaluation runs ---------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class RunInfo:
+    """A results file found under ``<cache dir>/evaluations/``: what the run picker shows."""
+    path: Path            # the results.jsonl
+    dataset: str
+    model: str | None
+    modified: datetime
+
+    @property
+    def label(self) -> str:
+        return f"{self.path.parent.name} · {self.modified:%Y-%m-%d %H:%M} · {self.model or 'model ?'}"
+
+
+def _first_row(path: Path) -> dict | None:
+    try:
+        with path.open(encoding="utf-8") as fh:
+            for line in fh:
+                if line.strip():
+                    row = json.loads(line)
+                    return row if isinstance(row, dict) else None
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+    return None
+
+
+def find_runs(root: Path, dataset: str) -> list[RunInfo]:
+    """The runs under ``root/evaluations`` whose rows are of ``dataset``, newest first. A run folder holds one dataset
+    (``evaluate`` refuses to mix), so its first row says which."""
+    found = []
+    for path in (root / "evaluations").glob(f"*/{RESULTS}"):
+        row = _first_row(path)
+        if row is None or row.get("dataset") != dataset:
+            continue
+        found.append(RunInfo(path, dataset, row.get("model"), datetime.fromtimestamp(path.stat().st_mtime)))
+    return sorted(found, key=lambda r: (r.modified, str(r.path)), reverse=True)
+
+
+@dataclass
+class QueueSource:
+    """The results a queue is built from (one evaluation run)."""
+    path: Path
+    results: dict[tuple[str, str], MethodResult]
+    methods: list[str]
+    model: str | None
+    notes: list[str] = field(default_factory=list)
+
+
+def results_path(path: str | Path) -> Path:
+    """A results.jsonl, or the folder holding one; ``ResultsError`` when there is none."""
+    if not str(path).strip():
+        raise ResultsError("Enter the path of a results.jsonl file or of the folder holding it.")
+    p = Path(str(path).strip()).expanduser()
+    if p.is_dir():
+        if not (p / RESULTS).is_file():
+            raise ResultsError(f"{p}: no {RESULTS} in this folder")
+        return p / RESULTS
+    if not p.is_file():
+        raise ResultsError(f"{p}: no such file or folder")
+    return p
+
+
+def load_source(path: str | Path, dataset: str) -> QueueSource:
+    """The rows of a results file for ``dataset`` (the last row of a pair wins); ``ResultsError`` when the file is
+    not a results file, has no rows yet or is of another dataset."""
+    p = results_path(path)
+    try:
+        results, notes = load_results(p)
+    except (OSError, UnicodeDecodeError) as err:
+        raise ResultsError(f"{p}: cannot be read ({err})") from err
+    if not results:
+        raise ResultsError(f"{p}: " + ("not a results file of `evaluate`: " + "; ".join(notes[:2]) if notes
+                                       else "has no results yet"))
+    row = _first_row(p) or {}
+    if row.get("dataset") not in (None, dataset):
+        raise ResultsError(f"{p}: the rows are of the dataset {row['dataset']!r}, not {dataset!r}: pick that dataset "
+                           "in the sidebar")
+    return QueueSource(p, results, method_order(m for _, m in results), row.get("model"), notes)
+
+
+# --- walking the queue ---------------------------------------------------------------------------------------
+
+def next_case(order: list[str], eligible: list[str], current: str | None) -> tuple[str | None, bool]:
+    """The first of ``eligible`` after ``current`` in queue ``order`` (``current`` need not be eligible itself: it
+    may just have been labelled), wrapping round to the top; and whether it wrapped. None when no other case is
+    eligible."""
+    allowed = set(eligible) - {current}
+    if not allowed:
+        return None, False
+    start = order.index(current) + 1 if current in order else 0
+    for i in range(len(order)):
+        qid = order[(start + i) % len(order)]
+        if qid in allowed:
+            return qid, start + i >= len(order) and current in order
+    return None, False
+
+
+def previous_case(order: list[str], eligible: list[str], current: str | None) -> str | None:
+    """The last of ``eligible`` before ``current`` in ``order`` (no wrapping): None at the top."""
+    if current not in order:
+        return None
+    before = [q for q in order[:order.index(current)] if q in set(eligible)]
+    return before[-1] if before else None
+
+
+# --- the form ------------------------------------------------------------------------------------------------
+
+@dataclass
+class FormValues:
+    """The label form's fields: answers picked among the methods' candidates, typed answers (one per line), ...;
+    ``best_method`` is ``ANY`` for none."""
+    picked: list[str] = field(default_factory=list)
+    typed: str = ""
+    unanswerable: bool = False
+    conflict_type: str | None = None
+    wrong_documents: list[str] = field(default_factory=list)
+    wrong_sources: list[str] = field(default_factory=list)
+    best_method: str = ANY
+    note: str = ""
+
+
+def prefill(case: Case, label: Label | None) -> FormValues:
+    """The form for ``case`` showing ``label`` (empty without one): an accepted answer that a method gave is picked
+    among the candidates (whatever its spelling), any other goes to the typed answers. Documents, sources and a
+    method the question or run no longer has are dropped (the form could not show them)."""
+    if label is None:
+        return FormValues()
+    candidates = {c.casefold(): c for c in case.candidates()}
+    picked = [candidates[a.casefold()] for a in label.answers if a.casefold() in candidates]
+    typed = [a for a in label.answers if a.casefold() not in candidates]
+    docs = {d.id for d in case.question.documents}
+    sources = {d.source_name for d in case.question.documents}
+    methods = set(case.answers) | set(case.errors)
+    return FormValues(picked=list(dict.fromkeys(picked)), typed="\n".join(typed), unanswerable=label.unanswerable,
+                      conflict_type=label.conflict_type,
+                      wrong_documents=[d for d in label.wrong_documents if d in docs],
+                      wrong_sources=[s for s in label.wrong_sources if s in sources],
+                      best_method=label.best_method if label.best_method in methods else ANY, note=label.note)
+
+
+def draft_from(values: FormValues, dataset: str, question_id: str, analyst: str) -> LabelDraft:
+    """The draft the form says (``backend.labels.check`` cleans and checks it when it is saved)."""
+    return LabelDraft(dataset=dataset, question_id=question_id,
+                      answers=list(values.picked) + values.typed.splitlines(), unanswerable=values.unanswerable,
+                      conflict_type=values.conflict_type or None, wrong_documents=list(values.wrong_documents),
+                      wrong_sources=list(values.wrong_sources), best_method=values.best_method or None,
+                      note=values.note, analyst=analyst)
+
+
+def form_keys(page: str, question_id: str, uid: str | None) -> dict[str, str]:
+    """The form's widget keys for one case as loaded from one label version: a new version (after a save or a
+    conflict) is a new set of widgets, prefilled from it; typed input of the old one is not carried over."""
+    return {name: f"{page}.form.{question_id}.{uid or 'new'}.{name}" for name in FORM_FIELDS}
+
+
+def document_choices(q: Question) -> dict[str, str]:
+    """Document id -> what the multiselect shows (id and source)."""
+    return {d.id: f"{d.id} · {d.source_name}" for d in q.documents}
+
+
+def source_choices(q: Question) -> list[str]:
+    return list(dict.fromkeys(d.source_name for d in q.documents))
+
+
+# --- words and tables ----------------------------------------------------------------------------------------
+
+def when(label: Label) -> str:
+    return f"{label.created_at:%Y-%m-%d %H:%M:%S} UTC"
+
+
+def status_text(label: Label | None) -> str:
+    """Plain text (data inside: escape it before Markdown)."""
+    if label is None:
+        return "Not labelled yet"
+    return f"Labelled by {label.analyst} at {when(label)} (version {label.version})"
+
+
+def label_text(label: LabelDraft) -> str:
+    """A label in a few plain lines (for the history and for a draft that could not be saved)."""
+    answers = "unanswerable" if label.unanswerable else "; ".join(label.answers) or "—"
+    lines = [f"answers: {answers}", f"conflict type: {CONFLICT_TYPES.get(label.conflict_type or '', '—')}"]
+    if label.wrong_documents:
+        lines.append("wrong documents: " + ", ".join(label.wrong_documents))
+    if label.wrong_sources:
+        lines.append("wrong sources: " + ", ".join(label.wrong_sources))
+    lines.append(f"best method: {label.best_method or '—'}")
+    if label.note:
+        lines.append(f"note: {label.note}")
+    return "\n".join(lines)
+
+
+def queue_frame(cases: list[Case], labels: Mapping[str, Label], skipped: set[str], current: str | None
+                ) -> pd.DataFrame:
+    """One row per case in queue order: rank, position in the dataset, id, entropy, answer groups, who labelled it
+    (version), and whether it is the current case or was skipped this session."""
+    rows = []
+    for rank, c in enumerate(cases, 1):
+        lab = labels.get(c.id)
+        rows.append({"": "▶" if c.id == current else "", "#": rank, "position": c.position, "id": c.id,
+                     "entropy (bits)": round(c.entropy, 3), "groups": len(c.groups),
+                     "labelled by": f"{lab.analyst} (v{lab.version})" if lab else "",
+                     "skipped": c.id in skipped, "question": c.question.question})
+    return pd.DataFrame(rows, columns=["", "#", "position", "id", "entropy (bits)", "groups", "labelled by",
+                                       "skipped", "question"])
+
+
+def history_frame(history: list[Label]) -> pd.DataFrame:
+    """Every version of one question's label, newest first."""
+    rows = [{"version": lab.version, "when (UTC)": f"{lab.created_at:%Y-%m-%d %H:%M:%S}", "analyst": lab.analyst,
+             "answers": "unanswerable" if lab.unanswerable else "; ".join(lab.answers),
+             "conflict type": CONFLICT_TYPES.get(lab.conflict_type or "", ""),
+             "wrong documents": ", ".join(lab.wrong_documents), "wrong sources": ", ".join(lab.wrong_sources),
+             "best method": lab.best_method or "", "note": lab.note} for lab in reversed(history)]
+    return pd.DataFrame(rows, columns=["version", "when (UTC)", "analyst", "answers", "conflict type",
+                                       "wrong documents", "wrong sources", "best method", "note"])
+
+
+def export_bytes(labels: list[Label], fmt: str) -> bytes:
+    return render(labels, fmt).encode("utf-8")
+
+
+def groups_of(case: Case) -> list[tuple[str, list[str]]]:
+    """The case's answer groups (answer text, methods), largest first, then the methods that failed."""
+    groups = list(case.groups)
+    if case.errors:
+        groups.append(("(failed)", list(case.errors)))
+    return groups
+
+
+# --- panels --------------------------------------------------------------------------------------------------
+
+def render_case(st, case: Case, show_truth: bool, inspect_url: str | None, page: str) -> None:
+    """The current case: question, the methods' answers grouped, documents with their sources (truth only when
+    asked). Untrusted text goes through ``st.text``; data inside Markdown through ``md``."""
+    from components.documents import render_document
+    from components.safe import md
+
+    q = case.question
+    st.text(q.question)
+    st.caption(f"{md(q.id)} · question {case.position} of the dataset · disagreement {case.entropy:.2f} bits · "
+               f"{plural(len(case.groups), 'answer group')}")
+    if inspect_url:
+        st.link_button("Open in Inspect", inspect_url, icon=":material/open_in_new:")
+    st.markdown("**Answers, grouped by what they say**")
+    box = st.container(border=True)
+    for answer, methods in groups_of(case):
+        row = box.columns([3, 2])
+        if answer in (ABSTAINED, "(failed)"):  # our own words, not data
+            row[0].caption(answer.strip("()"))
+        else:
+            row[0].text(answer)
+        row[1].caption(", ".join(md(m) + (" ✗" if show_truth and m in case.wrong else "") for m in methods))
+    if show_truth:
+        st.caption("Gold answers (the dataset's truth) · ✗: the method gives none of them")
+        st.text("; ".join(q.gold_answers) or "—")
+        st.caption(f"The dataset's truth suggests: {CONFLICT_TYPES.get(case.dataset_type, case.dataset_type)}")
+    st.markdown(f"**Documents ({len(q.documents)})**")
+    docs = st.container(height=640) if len(q.documents) > 3 else st.container()
+    for doc in q.documents:
+        render_document(docs.container(border=True), doc, show_truth, key_prefix=f"{page}.doc.{q.id}")
+
+
+def render_history(st, history: list[Label]) -> None:
+    if not history:
+        return
+    with st.expander(f"History ({plural(len(history), 'version')})"):
+        st.dataframe(history_frame(history), hide_index=True)
+
+
+def render_queue(st, frame: pd.DataFrame, key: str, on_select: Callable[[], None]) -> None:
+    """The queue as a table; selecting a row opens that case."""
+    config = {"": st.column_config.TextColumn("", width=30), "#": st.column_config.NumberColumn("#", width=40),
+              "skipped": st.column_config.CheckboxColumn("skipped", help="skipped in this session")}
+    st.dataframe(frame, hide_index=True, column_config=config, key=key, on_select=on_select,
+                 selection_mode="single-row", height=min(400, 38 + 35 * max(len(frame), 1)))
+
+
+def render_exports(st, versions: Callable[[], list[Label]], dataset: str, page: str) -> None:
+    """Download every version of the dataset's labels (read from the store when the button is pressed)."""
+    row = st.container(horizontal=True)
+    for fmt, mime in (("csv", "text/csv"), ("jsonl", "application/jsonl")):
+        row.download_button(f"Labels ({fmt.upper()})", lambda fmt=fmt: export_bytes(versions(), fmt),
+                            file_name=f"{dataset}-labels.{fmt}", mime=mime, key=f"{page}.export.{fmt}",
+                            icon=":material/download:", on_click="ignore")
+
+
+def render_form(st, case: Case, values: FormValues, keys: dict[str, str], methods: list[str], page: str,
+                on_save: Callable[[], None], on_move: Callable[[str], None]) -> None:
+    """The label form, prefilled with ``values``; its buttons call ``on_save`` / ``on_move(direction)`` before the
+    page reruns (Streamlit callbacks), with the form's values in session state under ``keys``."""
+    q = case.question
+    docs = document_choices(q)
+    types = list(CONFLICT_TYPES)
+    with st.form(f"{page}.form", border=True, enter_to_submit=True):
+        st.multiselect("Accepted answers", case.candidates(), default=values.picked, key=keys["picked"],
+                       placeholder="pick among the methods' answers",
+                       help="Every answer a method gave, once. Answers no method gave go in the box below.")
+        st.text_area("Other accepted answers, one per line", value=values.typed, key=keys["typed"], height=68)
+        st.checkbox("Unanswerable: the documents support no answer", value=values.unanswerable,
+                    key=keys["unanswerable"])
+        st.selectbox("Conflict type", types, format_func=CONFLICT_TYPES.get, placeholder="not judged",
+                     index=types.index(values.conflict_type) if values.conflict_type in types else None,
+                     key=keys["conflict_type"])
+        st.multiselect("Wrong documents", list(docs), default=values.wrong_documents, format_func=docs.get,
+                       key=keys["wrong_documents"], placeholder="none")
+        st.multiselect("Wrong sources", source_choices(q), default=values.wrong_sources, key=keys["wrong_sources"],
+                       placeholder="none")
+        options = [ANY] + methods
+        st.selectbox("Best method", options, format_func=lambda m: m or "none",
+                     index=options.index(values.best_method) if values.best_method in options else 0,
+                     key=keys["best_method"])
+        st.text_area("Note", value=values.note, max_chars=MAX_NOTE, key=keys["note"], height=90)
+        with st.container(horizontal=True):  # sized to their labels and shortcut hints, wrapping when narrow
+            st.form_submit_button("Save & next", type="primary", on_click=on_save, key=f"{page}.save",
+                                  shortcut=SHORTCUTS["save"])
+            for move in ("previous", "skip", "next"):
+                st.form_submit_button(move.capitalize(), on_click=on_move, args=(move,), key=f"{page}.{move}",
+                                      shortcut=SHORTCUTS[move])
+    st.caption(f"Keys: {SHORTCUTS['save']} save & next · {SHORTCUTS['previous']} previous · {SHORTCUTS['skip']} "
+               f"skip · {SHORTCUTS['next']} next (Cmd / Option on a Mac). Skip passes the case over for this "
+               "session; Next only moves on.")

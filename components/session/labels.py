@@ -1,0 +1,386 @@
+"""The Label page's Streamlit-bound half: the label store (one open store per location, shared by every session of
+this server), the results a queue is built from (cached per file version), where the analyst is in the queue
+(``QueueState``: the current case, the cases visited before it, skips, the label version the form was loaded from,
+messages for the next run), and the form's callbacks (save, previous / skip / next), which run before the page
+reruns so the page draws the case they moved to."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+
+import streamlit as st
+from sqlalchemy.exc import SQLAlchemyError
+
+from backend.labels import Label, LabelConflict, LabelDraft, LabelError, LabelStore, LabelStoreError
+from backend.labels.queue import Case, build_queue
+from backend.paths import default_cache_dir
+from backend.schema import Dataset
+from components import labels as view
+from components.safe import md
+
+PAGE = "labels"
+STATE_KEY = f"{PAGE}.queue_state"
+#: Seconds between two looks at the store for labels saved by other analysts (progress, the case's status).
+REFRESH_S = 5
+TRAIL = 200
+
+
+# --- the store -----------------------------------------------------------------------------------------------
+
+def default_location() -> str:
+    """``labels_url`` in .streamlit/secrets.toml, else ``$CONFLICTLENS_LABELS``, else the per-user labels.db."""
+    try:
+        secrets = {view.SECRET: st.secrets[view.SECRET]} if view.SECRET in st.secrets else None
+    except Exception:  # noqa: BLE001 - no secrets file is the normal case
+        secrets = None
+    return view.default_location(secrets, os.environ)
+
+
+@st.cache_resource(show_spinner="Opening the label store…", max_entries=8)
+def _store(where: str) -> LabelStore:
+    return LabelStore(where)
+
+
+def _failure(err: Exception, where: str) -> LabelStoreError:
+    if isinstance(err, LabelStoreError):
+        return err
+    first = (str(getattr(err, "orig", None) or err).strip().splitlines() or [type(err).__name__])[0]
+    return LabelStoreError(f"{view.shown_location(where)}: the label store cannot be used ({first})")
+
+
+def open_store(where: str) -> LabelStore:
+    """The store at ``where`` (opened once per server process); ``LabelStoreError`` with a message a person can
+    read when it cannot be opened."""
+    try:
+        return _store(where)
+    except (LabelStoreError, SQLAlchemyError, OSError, ValueError, ImportError) as err:
+        raise _failure(err, where) from None
+
+
+def read(store: LabelStore, what: Callable[[LabelStore], object]):
+    """``what(store)``, a read failure (a server gone, a file deleted) as ``LabelStoreError``; the open stores are
+    dropped so the next run opens (and migrates) again."""
+    try:
+        return what(store)
+    except (SQLAlchemyError, OSError) as err:
+        _store.clear()
+        raise _failure(err, store.where) from None
+
+
+# --- the queue's source --------------------------------------------------------------------------------------
+
+def find_runs(dataset: str) -> list[view.RunInfo]:
+    return view.find_runs(default_cache_dir(), dataset)
+
+
+@st.cache_resource(show_spinner="Reading the results…", max_entries=4)
+def _source(path: str, mtime: float, size: int, dataset: str) -> view.QueueSource:
+    return view.load_source(path, dataset)
+
+
+def source(path: str | Path, dataset: str) -> view.QueueSource:
+    """The results file's rows (read again when it changes); ``ResultsError``."""
+    p = view.results_path(path)
+    stat = p.stat()
+    return _source(str(p), stat.st_mtime, stat.st_size, dataset)
+
+
+def queue(ds: Dataset, src: view.QueueSource, include_agreeing: bool) -> list[Case]:
+    """The review queue (built on every run: tens of milliseconds for a hundred questions × seven methods)."""
+    return build_queue(ds, src.results, src.methods, include_agreeing)
+
+
+# --- where the analyst is ------------------------------------------------------------------------------------
+
+@dataclass
+class QueueState:
+    """One dataset's queue walk in this session."""
+    cursor: str | None = None
+    trail: list[str] = field(default_factory=list)           # cases visited before, for Previous
+    skipped: set[str] = field(default_factory=set)
+    form: tuple[str, str | None] | None = None               # (case, uid of the version the form was loaded from)
+    flashes: list[str] = field(default_factory=list)         # toasts for the next run
+    problems: tuple[str, list[str]] | None = None            # (case, why the last save was refused)
+    conflict: tuple[str, str, LabelDraft] | None = None      # (case, what happened, the draft that was not saved)
+
+
+def state(dataset: str) -> QueueState:
+    return st.session_state.setdefault(STATE_KEY, {}).setdefault(dataset, QueueState())
+
+
+@dataclass(frozen=True)
+class Context:
+    """What the form's callbacks need from the run that drew the form."""
+    store: LabelStore
+    dataset: Dataset
+    methods: list[str]
+    order: list[str]      # every case of the queue, filters aside, in queue order
+    eligible: list[str]   # the filtered queue
+    analyst_key: str
+
+
+def go(qs: QueueState, target: str, remember: bool = True) -> None:
+    if remember and qs.cursor and qs.cursor != target:
+        qs.trail = (qs.trail + [qs.cursor])[-TRAIL:]
+    qs.cursor = target
+    qs.problems = qs.conflict = None
+
+
+def move(ctx: Context, qs: QueueState, direction: str) -> None:
+    """previous: the case seen before (else the one above in the queue); next: the next in the filtered queue;
+    skip (and save): the next not skipped in this session, this one marked skipped."""
+    current = qs.cursor
+    if direction == "previous":
+        while qs.trail and (qs.trail[-1] == current or qs.trail[-1] not in ctx.order):
+            qs.trail.pop()
+        target = qs.trail.pop() if qs.trail else view.previous_case(ctx.order, ctx.eligible, current)
+        if target is None:
+            qs.flashes.append("This is the top of the queue.")
+        else:
+            go(qs, target, remember=False)
+        return
+    if direction == "skip" and current:
+        qs.skipped.add(current)
+    pool = ctx.eligible if direction == "next" else [q for q in ctx.eligible if q not in qs.skipped]
+    target, wrapped = view.next_case(ctx.order, pool, current)
+    if target is None:
+        passed = direction != "next" and set(ctx.eligible) & qs.skipped - {current}
+        qs.flashes.append("No other case in the queue" + (" but skipped ones." if passed else "."))
+        return
+    if wrapped:
+        qs.flashes.append("Back to the top of the queue.")
+    go(qs, target)
+
+
+def form_values(keys: dict[str, str]) -> view.FormValues:
+    empty = view.FormValues()
+    return view.FormValues(**{name: st.session_state.get(k, getattr(empty, name)) for name, k in keys.items()})
+
+
+def save(ctx: Context, qs: QueueState, case_id: str, loaded: str | None, keys: dict[str, str]) -> None:
+    """Store the form as the case's next label version, on top of ``loaded`` (the version the form showed): if
+    someone saved since, nothing is stored and the form reloads their label; then on to the next case."""
+    draft = view.draft_from(form_values(keys), ctx.dataset.name, case_id,
+                            str(st.session_state.get(ctx.analyst_key) or ""))
+    try:
+        label = ctx.store.save(draft, dataset=ctx.dataset, methods=ctx.methods, expected=loaded)
+    except LabelConflict as err:
+        cur = err.current
+        qs.form, qs.problems = (case_id, cur.uid), None
+        qs.conflict = (case_id, f"{md(cur.analyst)} saved version {cur.version} of this label at {md(view.when(cur))} "
+                                "while the form was open. Your label was not saved; theirs is in the form now. "
+                                "Look at it, then save again to replace it.", draft)
+        return
+    except LabelError as err:
+        qs.problems, qs.conflict = (case_id, err.problems), None
+        return
+    except (LabelStoreError, SQLAlchemyError) as err:
+        qs.problems = (case_id, [f"Not saved: {_failure(err, ctx.store.where)}"])
+        return
+    qs.form = (case_id, label.uid)
+    qs.skipped.discard(case_id)
+    qs.flashes.append(f"Saved {case_id} (version {label.version}).")
+    move(ctx, qs, "save")
+
+
+def jump(qs: QueueState, table_key: str, ids: list[str]) -> None:
+    """A row picked in the queue table: open that case."""
+    rows = st.session_state[table_key].selection.rows
+    if rows and rows[0] < len(ids):
+        go(qs, ids[rows[0]])
+
+
+# --- live parts: what other analysts saved -------------------------------------------------------------------
+
+@st.fragment(run_every=REFRESH_S)
+def live_progress(store: LabelStore, dataset: str, cases: list[Case]) -> None:
+    """Labelled / total over ``cases``, read again every few seconds."""
+    try:
+        labels = read(store, lambda s: s.latest(dataset, [c.id for c in cases]))
+    except LabelStoreError as err:
+        st.error(md(str(err)), icon=":material/error:")
+        return
+    done = sum(c.id in labels for c in cases)
+    st.progress(done / max(len(cases), 1), text=f"{done} / {len(cases)} labelled")
+
+
+@st.fragment(run_every=REFRESH_S)
+def live_status(store: LabelStore, dataset: str, case_id: str, loaded: str | None) -> None:
+    """Who labelled the case and when, every version, and a warning when a version newer than the form's was saved
+    (read again every few seconds; the form itself is not redrawn, so typed input stays)."""
+    try:
+        history: list[Label] = read(store, lambda s: s.history(dataset, case_id))
+    except LabelStoreError as err:
+        st.error(md(str(err)), icon=":material/error:")
+        return
+    latest = history[-1] if history else None
+    st.caption(md(view.status_text(latest)))
+    if latest is not None and latest.uid != loaded:
+        st.warning(f"{md(latest.analyst)} saved version {latest.version} at {md(view.when(latest))}, after this "
+                   "form was loaded. Saving now stops and shows you their label first.", icon=":material/group:")
+        if st.button(f"Load version {latest.version} into the form", key=f"{PAGE}.reload"):
+            state(dataset).form = (case_id, latest.uid)
+            st.rerun()
+    view.render_history(st, history)
+
+
+# --- computing a run for the queue ---------------------------------------------------------------------------
+
+ADOPT_KEY = f"{PAGE}.adopt"
+
+
+def start_compute(selection, methods: list[str], limit: int) -> None:
+    """An evaluation of the first ``limit`` questions on the session's worker thread (``evaluations.start``); the
+    queue opens on it once it is done (``adopt_finished``)."""
+    from components.session import evaluations
+
+    job = evaluations.start(selection, methods, limit)
+    st.session_state[ADOPT_KEY] = str(job.out_dir)
+
+
+def adopt_finished(source_key: str, run_key: str) -> None:
+    """Point the run picker at the run this page started, once it is done (call before the picker is drawn)."""
+    from backend.evaluate import RESULTS
+    from components.session import evaluations
+
+    job = evaluations.current()
+    if job is None or job.running or st.session_state.get(ADOPT_KEY) != str(job.out_dir):
+        return
+    del st.session_state[ADOPT_KEY]
+    if job.error is None:
+        st.session_state[source_key] = "run"
+        st.session_state[run_key] = str(job.out_dir / RESULTS)
+
+
+def reset_cursor(qs: QueueState) -> None:
+    """Filters changed: start at the top of the filtered queue."""
+    qs.cursor = None
+    qs.problems = qs.conflict = None
+
+
+def form_label(store: LabelStore, dataset: str, case_id: str, loaded: str | None, latest: Label | None
+               ) -> Label | None:
+    """The label version the form was loaded from (None: an empty form)."""
+    if loaded is None:
+        return None
+    if latest is not None and latest.uid == loaded:
+        return latest
+    return next((lab for lab in read(store, lambda s: s.history(dataset, case_id)) if lab.uid == loaded), None)
+
+
+# --- panels bound to the session ----------------------------------------------------------------------------
+
+def store_panel(store_key: str, analyst_key: str) -> LabelStore:
+    """Where the labels live (a setting, collapsed unless the store cannot be opened) and who labels; a store that
+    cannot be opened stops the page with the reason."""
+    from backend.labels.model import MAX_ANALYST
+
+    default = default_location()
+    try:
+        store, failure = open_store(st.session_state[store_key].strip() or default), None
+    except LabelStoreError as err:
+        store, failure = None, str(err)
+    top = st.columns([3, 2], vertical_alignment="top")
+    with top[0].expander(f"Label store: {md(store.where) if store else 'cannot be opened'}", expanded=store is None):
+        st.text_input("SQLite file or postgresql:// URL (empty: the default)", key=store_key,
+                      placeholder=view.shown_location(default),
+                      help="Default: `labels_url` in .streamlit/secrets.toml, else $CONFLICTLENS_LABELS, else "
+                           "labels.db in the per-user data folder. A team shares one PostgreSQL database.")
+        st.caption("Every save is a new version; nothing is overwritten. A URL's password is never shown.")
+    top[1].text_input("Your name", key=analyst_key, max_chars=MAX_ANALYST, placeholder="needed to save",
+                      help="Stored with each label you save (remembered for this session).")
+    if store is None:
+        st.error(md(failure), icon=":material/error:")
+        st.stop()
+    return store
+
+
+@st.fragment(run_every=0.5)
+def _poll(job) -> None:
+    """Redrawn every half second while the run computes; the whole page reruns once it is done."""
+    from components.evaluate import progress_label
+
+    if not job.running:
+        st.rerun()
+    st.progress(job.done / max(job.total, 1),
+                text=progress_label(job.phase, job.done, job.total, job.elapsed, job.unit, len(job.methods)))
+
+
+def compute_panel(selection, available: list[str], methods_key: str, limit_key: str) -> None:
+    """Methods over the first N questions, on the session's evaluation worker; stops the page while it runs."""
+    from components.failures import render_failure
+    from components.session import evaluations
+
+    job = evaluations.current()
+    n = len(selection.dataset.questions)
+    st.session_state[limit_key] = min(st.session_state[limit_key], n)
+    cols = st.columns([7, 2, 1], vertical_alignment="bottom")
+    methods = cols[0].multiselect("methods", available, key=methods_key)
+    limit = cols[1].number_input(f"questions (the first N of {n})", 1, n, step=1, key=limit_key)
+    if cols[2].button("Compute", type="primary", key=f"{PAGE}.compute",
+                      disabled=(job is not None and job.running) or len(methods) < 2):
+        start_compute(selection, methods, int(limit))
+        job = evaluations.current()
+    st.caption(f"Model {md(selection.model.model)} (the sidebar's). The default methods need few calls and often "
+               "disagree; at least two are needed. The run is saved under the cache folder's evaluations/ and the "
+               "queue opens on it when it is done.")
+    if job is not None and job.running:
+        _poll(job)
+        st.stop()
+    if job is not None and job.error:
+        render_failure(st, "The evaluation failed:", job.error)
+
+
+OTHER = "other"  # the run picker's "a results file elsewhere"
+
+
+def run_panel(dataset: str, run_key: str, path_key: str) -> view.QueueSource | None:
+    """The runs of ``dataset`` under the cache folder (newest first) or a results file named by path; None (with
+    what to do) when there is none or it cannot be read."""
+    from components.evaluate import ResultsError
+
+    runs = {str(r.path): r.label for r in find_runs(dataset)}
+    options = list(runs) + [OTHER]
+    if st.session_state.get(run_key) not in options:
+        st.session_state[run_key] = options[0]
+    path = st.selectbox(f"Evaluation run of {md(dataset)} (newest first)", options, key=run_key,
+                        format_func=lambda p: runs.get(p, "A results file elsewhere…"))
+    if path == OTHER:
+        path = st.text_input("results.jsonl, or the folder holding it", key=path_key,
+                             placeholder="/path/to/out/results.jsonl")
+        if not path.strip():
+            st.info(f"No evaluation run of {md(dataset)} is selected. Compute one here (**Compute now**), run one on "
+                    "the Evaluate page, or run `python -m backend evaluate --dataset D --methods M1,M2 --out DIR` "
+                    "and enter DIR above.", icon=":material/info:")
+            return None
+    try:
+        return source(path, dataset)
+    except ResultsError as err:
+        st.error(md(str(err)), icon=":material/error:")
+        return None
+
+
+def label_panel(store: LabelStore, ds: Dataset, case: Case, latest: Label | None, methods: list[str],
+                order: list[str], eligible: list[str], analyst_key: str) -> None:
+    """The current case's label: who labelled it (live), a conflict or the reasons a save was refused, the form."""
+    qs = state(ds.name)
+    if qs.form is None or qs.form[0] != case.id:
+        qs.form = (case.id, latest.uid if latest else None)
+    loaded = qs.form[1]
+    if qs.conflict and qs.conflict[0] == case.id:
+        st.warning(qs.conflict[1], icon=":material/warning:")
+        st.expander("Your label that was not saved").text(view.label_text(qs.conflict[2]))
+    live_status(store, ds.name, case.id, loaded)
+    for problem in qs.problems[1] if qs.problems and qs.problems[0] == case.id else []:
+        st.error(md(problem), icon=":material/error:")
+    if not str(st.session_state.get(analyst_key) or "").strip():
+        st.caption("Enter your name above to save labels.")
+    ctx = Context(store, ds, methods, order, eligible, analyst_key)
+    keys = view.form_keys(PAGE, case.id, loaded)
+    view.render_form(st, case, view.prefill(case, form_label(store, ds.name, case.id, loaded, latest)), keys,
+                     methods, PAGE, on_save=partial(save, ctx, qs, case.id, loaded, keys),
+                     on_move=partial(move, ctx, qs))

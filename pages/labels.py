@@ -1,0 +1,112 @@
+"""Label: a review queue of the questions on which the methods disagree (or miss the gold answers), most disputed
+first, built from an evaluation run of the sidebar's dataset. For each case: the question, the methods' answers in
+groups, the documents (truth hidden unless asked), and a form whose label is stored as a new version in the label
+store (SQLite by default, PostgreSQL for a team); labels other analysts save show up as they are saved."""
+
+from functools import partial
+
+import streamlit as st
+
+from backend.data import bundled_datasets
+from backend.labels import LabelStoreError
+from backend.labels.model import CONFLICT_TYPES
+from backend.labels.queue import filter_cases
+from backend.methods import ALL_METHODS, METHODS
+from components import labels as view
+from components.evaluate import dataset_param, inspect_link
+from components.safe import md
+from components.session import labels as session
+from components.session.navigation import ensure_navigation
+from components.session.state import init_page_state, key, require_selection
+
+PAGE = session.PAGE
+AVAILABLE = [m for m in ALL_METHODS if m in METHODS]
+CHEAP = [m for m in ("vanilla_rag", "astute", "counterfactual") if m in AVAILABLE]  # few calls, often disagree
+SOURCES = {"run": "An evaluation run", "compute": "Compute now"}
+ensure_navigation()
+init_page_state(PAGE, {"store": "", "analyst": "", "source": "run", "run": "", "path": "", "methods": CHEAP,
+                       "limit": 20, "type": view.ANY, "method": view.ANY, "labelled": "unlabelled",
+                       "agreeing": False, "show_truth": False})
+st.title("Label")
+selection = require_selection(model_note=False)
+ds = selection.dataset
+qs = session.state(ds.name)
+for text in qs.flashes:  # what the form's buttons did, said once
+    st.toast(md(text), icon=":material/check_circle:")
+qs.flashes.clear()
+store = session.store_panel(key(PAGE, "store"), key(PAGE, "analyst"))
+
+
+def _exports() -> None:
+    st.subheader("Export")
+    view.render_exports(st, lambda: session.read(store, lambda s: s.versions(ds.name)), ds.name, PAGE)
+    st.caption(f"Every version of every label of {md(ds.name)}. From the command line: `python -m backend labels "
+               "export --dataset NAME --format csv|jsonl [--latest]`; to score the methods against the labels: "
+               "`python -m backend evaluate --dataset D --gold STORE_OR_FILE --out DIR`.")
+
+
+# --- the queue's source: an evaluation run, or one computed now ---
+session.adopt_finished(key(PAGE, "source"), key(PAGE, "run"))
+choice = st.radio("queue from", list(SOURCES), format_func=SOURCES.get, horizontal=True, key=key(PAGE, "source"),
+                  label_visibility="collapsed")
+if choice == "run":
+    src = session.run_panel(ds.name, key(PAGE, "run"), key(PAGE, "path"))
+else:
+    src = session.compute_panel(selection, AVAILABLE, key(PAGE, "methods"), key(PAGE, "limit"))
+    st.info("Choose at least two methods and how many questions, then press Compute.", icon=":material/info:")
+if src is None:
+    _exports()
+    st.stop()
+
+# --- the queue: filters, progress, the table ---
+reset = partial(session.reset_cursor, qs)
+row = st.columns([2, 2, 3, 2], vertical_alignment="bottom")
+kind = row[0].selectbox("Filter by conflict type", [view.ANY, *CONFLICT_TYPES], key=key(PAGE, "type"), on_change=reset,
+                        format_func=lambda t: CONFLICT_TYPES.get(t, "any"),
+                        help="The label's type when labelled, else what the dataset's truth suggests.")
+method = row[1].selectbox("Filter by method", [view.ANY, *src.methods], key=key(PAGE, "method"), on_change=reset,
+                          format_func=lambda m: m or "any", help="Cases where this method is in a minority or wrong.")
+labelled = row[2].radio("Cases", list(view.LABELLED), key=key(PAGE, "labelled"), horizontal=True, on_change=reset)
+agreeing = row[3].toggle("Include agreeing cases", key=key(PAGE, "agreeing"), on_change=reset,
+                         help="Also the questions on which every method gives the same answer (and none misses "
+                              "the gold answers).")
+cases = session.queue(ds, src, agreeing)
+try:
+    labels = session.read(store, lambda s: s.latest(ds.name))
+except LabelStoreError as err:
+    st.error(md(str(err)), icon=":material/error:")
+    st.stop()
+matching = filter_cases(cases, labels, kind or None, method or None)
+shown = filter_cases(matching, labels, labelled=labelled)
+session.live_progress(store, ds.name, matching)
+if not shown:
+    st.info("No case in this run: the methods agree on every question." if not cases else
+            "Every case matching these filters is labelled." if matching and labelled == "unlabelled" else
+            "No case matches these filters.", icon=":material/inbox:")
+    _exports()
+    st.stop()
+by_id = {c.id: c for c in cases}
+if qs.cursor is None and not st.session_state.get(key(PAGE, "linked")):  # a shared link's case, once
+    st.session_state[key(PAGE, "linked")] = True
+    qs.cursor = st.query_params.get("case")
+if qs.cursor not in by_id:
+    qs.cursor = shown[0].id
+case = by_id[qs.cursor]
+st.query_params["case"] = case.id
+table = key(PAGE, f"table.{case.id}")  # a new table per case: a picked row does not stay picked
+with st.expander(f"Queue: {len(shown)} cases, most disputed first (pick a row to open it)"):
+    view.render_queue(st, view.queue_frame(shown, labels, qs.skipped, case.id), table,
+                      partial(session.jump, qs, table, [c.id for c in shown]))
+if case.id not in {c.id for c in shown}:
+    st.caption("This case is outside the filters (labelled meanwhile, or opened with Previous).")
+
+# --- the case and its label ---
+left, right = st.columns([3, 2], gap="large")
+with left:
+    truth = st.toggle("Show the dataset's truth", key=key(PAGE, "show_truth"),
+                      help="Off by default, so the label is your own judgement.")
+    view.render_case(st, case, truth, inspect_link(dataset_param(ds, bundled_datasets()), case.id, src.methods), PAGE)
+with right:
+    session.label_panel(store, ds, case, labels.get(case.id), src.methods, [c.id for c in cases],
+                        [c.id for c in shown], key(PAGE, "analyst"))
+_exports()

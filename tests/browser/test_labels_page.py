@@ -1,0 +1,80 @@
+"""The Label page in Chromium, for what AppTest cannot show: a label another analyst saves appears without a click
+(the page looks at the store every few seconds) while the analyst's unsaved typing stays in the form, and the form's
+keyboard shortcuts (Ctrl+Enter from inside a text box saves; the store refuses a save over the other label)."""
+
+import os
+import subprocess
+import sys
+import time
+import urllib.request
+
+import pytest
+
+from backend.labels import LabelDraft, LabelStore
+from tests.app.test_labels_page import write_results
+from tests.browser.conftest import _free_port
+from tests.conftest import ROOT
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture
+def label_app(tmp_path, _session_cache_dir):
+    """A server of its own: a cache folder holding one evaluation run, and a label store in tmp_path."""
+    cache = tmp_path / "cache"
+    write_results(cache / "evaluations" / "ramdocs_dev-test")
+    db = tmp_path / "labels.db"
+    port = _free_port()
+    env = {**os.environ, "CONFLICTLENS_CACHE_DIR": str(cache), "CONFLICTLENS_LABELS": str(db)}
+    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.port", str(port),
+                             "--server.address", "127.0.0.1", "--server.headless", "true"],
+                            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok":
+                break
+        except OSError:
+            time.sleep(0.3)
+    else:
+        proc.kill()
+        pytest.fail("the app did not start")
+    yield url, db
+    proc.terminate()
+    proc.wait(timeout=10)
+
+
+def test_labels_saved_elsewhere_appear_and_shortcuts_save(label_app, browser):
+    url, db = label_app
+    page = browser.new_page(viewport={"width": 1400, "height": 1600})
+    page.goto(url + "/labels?dataset=ramdocs_dev", timeout=60_000)
+    page.get_by_text("Save & next").first.wait_for(timeout=90_000)
+    assert "case=ramdocs-0004" in page.url and page.get_by_text("Not labelled yet").is_visible()
+    name = page.get_by_role("textbox", name="Your name")
+    name.fill("Ann")
+    name.press("Enter")
+    page.wait_for_timeout(1_000)
+    typed = page.get_by_role("textbox", name="Other accepted answers, one per line")
+    typed.fill("Football")  # not submitted yet
+
+    LabelStore(db).save(LabelDraft(dataset="ramdocs_dev", question_id="ramdocs-0004", answers=["Association football"],
+                                   analyst="Bob"))
+    page.get_by_text("Labelled by Bob").wait_for(timeout=15_000)  # no click: the page looked again by itself
+    assert page.get_by_text("after this form was loaded").is_visible()
+    assert typed.input_value() == "Football"  # the look did not redraw the form
+
+    typed.focus()
+    page.keyboard.press("Control+Enter")  # Save & next, from inside the text box
+    page.get_by_text("Your label was not saved").wait_for(timeout=15_000)
+    assert [lab.analyst for lab in LabelStore(db).history("ramdocs_dev", "ramdocs-0004")] == ["Bob"]
+    typed = page.get_by_role("textbox", name="Other accepted answers, one per line")
+    assert typed.input_value() == "Association football"  # Bob's label is in the form now
+    typed.fill("Football")
+    typed.press("Control+Enter")
+    page.wait_for_url("**case=ramdocs-0002**", timeout=15_000)  # saved, and on to the next case
+    assert [(lab.analyst, lab.answers) for lab in LabelStore(db).history("ramdocs_dev", "ramdocs-0004")] == [
+        ("Bob", ["Association football"]), ("Ann", ["Football"])]
+    page.keyboard.press("Alt+p")
+    page.wait_for_url("**case=ramdocs-0004**", timeout=15_000)
+    page.close()
