@@ -32,6 +32,8 @@ MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 #: Any: save on top of whatever the newest version is (imports, scripts). The page passes what the analyst saw.
 ANY = object()
 _MIGRATION_LOCK = 7_150_001  # pg_advisory_xact_lock key for schema upgrades
+READS = "conflictlens_reads"  # execution option of the store's read-only connections
+CONNECT_TIMEOUT_S = 10
 
 
 class LabelStoreError(RuntimeError):
@@ -89,7 +91,8 @@ def _sqlite_engine(url: URL) -> Engine:
 
     @sa.event.listens_for(engine, "begin")
     def _begin(conn):
-        conn.exec_driver_sql("BEGIN IMMEDIATE")
+        # writers take the write lock up front; readers (``READS``) do not queue behind them (WAL)
+        conn.exec_driver_sql("BEGIN" if conn.get_execution_options().get(READS) else "BEGIN IMMEDIATE")
 
     return engine
 
@@ -110,7 +113,9 @@ class LabelStore:
             if self.url.get_backend_name() == "sqlite":
                 self.engine = _sqlite_engine(self.url)
             else:
-                self.engine = sa.create_engine(self.url, pool_pre_ping=True)
+                self.engine = sa.create_engine(self.url, pool_pre_ping=True,
+                                               connect_args={"connect_timeout": CONNECT_TIMEOUT_S})
+            self._reads = self.engine.execution_options(**{READS: True})
             migrate(self.engine)
         except OperationalError as err:
             raise LabelStoreError(f"{self.where}: cannot open the label store ({_first_line(err)})") from None
@@ -178,7 +183,7 @@ class LabelStore:
         return _label(row) if row else None
 
     def _select(self, query) -> list[Label]:
-        with self.engine.connect() as conn:
+        with self._reads.connect() as conn:
             return [_label(r) for r in conn.execute(query).mappings()]
 
     def latest(self, dataset: str, question_ids: Iterable[str] | None = None) -> dict[str, Label]:
@@ -205,11 +210,11 @@ class LabelStore:
         query = sa.select(sa.func.count()).select_from(T)
         if dataset is not None:
             query = query.where(T.c.dataset == dataset)
-        with self.engine.connect() as conn:
+        with self._reads.connect() as conn:
             return int(conn.execute(query).scalar_one())
 
     def datasets(self) -> list[str]:
-        with self.engine.connect() as conn:
+        with self._reads.connect() as conn:
             return list(conn.execute(sa.select(T.c.dataset).distinct().order_by(T.c.dataset)).scalars())
 
 
@@ -258,7 +263,7 @@ def head_revision() -> str:
 def current_revision(engine: Engine) -> str | None:
     from alembic.runtime.migration import MigrationContext
 
-    with engine.connect() as conn:
+    with engine.execution_options(**{READS: True}).connect() as conn:
         return MigrationContext.configure(conn).get_current_revision()
 
 

@@ -152,3 +152,21 @@ def test_an_unusable_location_is_a_clear_error(tmp_path):
     with pytest.raises(LabelStoreError, match="cannot open the label store") as err:
         LabelStore("postgresql://cl:secret-pw@127.0.0.1:1/none")
     assert "secret-pw" not in str(err.value)
+
+
+def test_readers_do_not_queue_behind_a_writer_on_sqlite(tmp_path):
+    import sqlite3
+    import time
+
+    store = LabelStore(tmp_path / "l.db")
+    store.save(draft())
+    writer = sqlite3.connect(tmp_path / "l.db", isolation_level=None)
+    writer.execute("BEGIN IMMEDIATE")  # another process holds the write lock (the page re-reads every 5 s)
+    try:
+        start = time.monotonic()
+        assert list(store.latest("ramdocs_dev")) == ["ramdocs-0001"] and store.count() == 1
+        assert len(store.history("ramdocs_dev", "ramdocs-0001")) == 1
+        assert time.monotonic() - start < 5  # the busy timeout is 60 s: a queued reader would wait for it
+    finally:
+        writer.execute("ROLLBACK")
+        writer.close()
