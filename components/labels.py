@@ -31,6 +31,8 @@ SECRET = "labels_url"
 LABELLED = {"unlabelled": "unlabelled", "labelled": "labelled", "all": "all"}
 ANY = ""  # the "no filter" / "no best method" choice of a select box
 #: Keyboard shortcuts of the form's buttons (Streamlit fires modified keys even while the focus is in a text box).
+#: Save has none of its own: Ctrl+Enter in a text box already submits the form, and a button shortcut on the same
+#: keys submitted it twice (the second save went through on top of the version the first one's refusal loaded).
 SHORTCUTS = {"save": "Ctrl+Enter", "previous": "Alt+P", "skip": "Alt+S", "next": "Alt+N"}
 FORM_FIELDS = ("picked", "typed", "unanswerable", "conflict_type", "wrong_documents", "wrong_sources",
                "best_method", "note")
@@ -370,11 +372,10 @@ def render_form(st, case: Case, values: FormValues, keys: dict[str, str], method
                      key=keys["best_method"])
         st.text_area("Note", value=values.note, max_chars=MAX_NOTE, key=keys["note"], height=90)
         with st.container(horizontal=True):  # sized to their labels and shortcut hints, wrapping when narrow
-            st.form_submit_button("Save & next", type="primary", on_click=on_save, key=f"{page}.save",
-                                  shortcut=SHORTCUTS["save"])
+            st.form_submit_button("Save & next", type="primary", on_click=on_save, key=f"{page}.save")
             for move in ("previous", "skip", "next"):
                 st.form_submit_button(move.capitalize(), on_click=on_move, args=(move,), key=f"{page}.{move}",
                                       shortcut=SHORTCUTS[move])
-    st.caption(f"Keys: {SHORTCUTS['save']} save & next · {SHORTCUTS['previous']} previous · {SHORTCUTS['skip']} "
-               f"skip · {SHORTCUTS['next']} next (Cmd / Option on a Mac). Skip passes the case over for this "
-               "session; Next only moves on.")
+    st.caption(f"Keys: {SHORTCUTS['save']} in a text box: save & next · {SHORTCUTS['previous']} previous · "
+               f"{SHORTCUTS['skip']} skip · {SHORTCUTS['next']} next (Cmd / Option on a Mac). Skip passes the case "
+               "over for this session; Next only moves on.")
