@@ -14,6 +14,7 @@ opening a store upgrades it to the newest revision, under a lock so two processe
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -116,7 +117,14 @@ class LabelStore:
                 self.engine = sa.create_engine(self.url, pool_pre_ping=True,
                                                connect_args={"connect_timeout": CONNECT_TIMEOUT_S})
             self._reads = self.engine.execution_options(**{READS: True})
-            migrate(self.engine)
+            for attempt in range(20):  # two processes creating one SQLite file at once: switching it to WAL and
+                try:                   # the first migration can find it locked without waiting; look again
+                    migrate(self.engine)
+                    break
+                except OperationalError as err:
+                    if "locked" not in str(err) or attempt == 19:
+                        raise
+                    time.sleep(0.1 * (attempt + 1))
         except OperationalError as err:
             raise LabelStoreError(f"{self.where}: cannot open the label store ({_first_line(err)})") from None
 
