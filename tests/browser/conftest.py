@@ -3,6 +3,7 @@
 import shutil
 import socket
 import subprocess
+from contextlib import contextmanager
 import sys
 import time
 import urllib.request
@@ -21,13 +22,14 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="session")
-def app_url(_session_cache_dir):
+@contextmanager
+def app_server(env: dict | None = None):
+    """``streamlit run app.py`` on a free loopback port (``env``: its environment); yields its URL."""
     port = _free_port()
     proc = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.port", str(port),
          "--server.address", "127.0.0.1", "--server.headless", "true"],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -39,12 +41,20 @@ def app_url(_session_cache_dir):
     else:
         proc.kill()
         pytest.fail(f"the app did not start: {proc.stdout.read()[-2000:]}")
-    yield url
-    proc.terminate()
     try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+@pytest.fixture(scope="session")
+def app_url(_session_cache_dir):
+    with app_server() as url:
+        yield url
 
 
 @pytest.fixture(scope="package")

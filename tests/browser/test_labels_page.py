@@ -3,17 +3,12 @@
 keyboard shortcuts (Ctrl+Enter from inside a text box saves; the store refuses a save over the other label)."""
 
 import os
-import subprocess
-import sys
-import time
-import urllib.request
 
 import pytest
 
 from backend.labels import LabelDraft, LabelStore
 from tests.app.test_labels_page import write_results
-from tests.browser.conftest import _free_port
-from tests.conftest import ROOT
+from tests.browser.conftest import app_server
 
 pytestmark = pytest.mark.browser
 
@@ -24,25 +19,9 @@ def label_app(tmp_path, _session_cache_dir):
     cache = tmp_path / "cache"
     write_results(cache / "evaluations" / "ramdocs_dev-test")
     db = tmp_path / "labels.db"
-    port = _free_port()
     env = {**os.environ, "CONFLICTLENS_CACHE_DIR": str(cache), "CONFLICTLENS_LABELS": str(db)}
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.port", str(port),
-                             "--server.address", "127.0.0.1", "--server.headless", "true"],
-                            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok":
-                break
-        except OSError:
-            time.sleep(0.3)
-    else:
-        proc.kill()
-        pytest.fail("the app did not start")
-    yield url, db
-    proc.terminate()
-    proc.wait(timeout=10)
+    with app_server(env) as url:
+        yield url, db
 
 
 def test_labels_saved_elsewhere_appear_and_shortcuts_save(label_app, browser):
