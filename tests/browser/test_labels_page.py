@@ -5,6 +5,7 @@ keyboard shortcuts (Ctrl+Enter from inside a text box saves; the store refuses a
 import os
 
 import pytest
+from playwright.sync_api import expect
 
 from backend.labels import LabelDraft, LabelStore
 from tests.app.test_labels_page import write_results
@@ -48,7 +49,8 @@ def test_labels_saved_elsewhere_appear_and_shortcuts_save(label_app, browser):
     page.get_by_text("Your label was not saved").wait_for(timeout=15_000)
     assert [lab.analyst for lab in LabelStore(db).history("ramdocs_dev", "ramdocs-0004")] == ["Bob"]
     typed = page.get_by_role("textbox", name="Other accepted answers, one per line")
-    assert typed.input_value() == "Association football"  # Bob's label is in the form now
+    # Bob's label is in the form now: the refusal is drawn before the form below it, so wait for the redraw
+    expect(typed).to_have_value("Association football", timeout=15_000)
     typed.fill("Football")
     typed.press("Control+Enter")
     page.wait_for_url("**case=ramdocs-0002**", timeout=15_000)  # saved, and on to the next case
