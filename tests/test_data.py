@@ -119,3 +119,13 @@ def test_bundled_datasets_validate(name):
 
 def test_all_bundled_datasets_present():
     assert set(bundled_datasets()) == {"ramdocs_dev", "multisource", "multisource_beta", "scenarios"}
+
+
+def test_validate_loads_no_model_stack():
+    """``validate`` is the quick check before anything runs: the loader alone, not litellm or torch (~7 s of imports;
+    reaching them through a package's ``__init__`` once made a 10,000-document check take 17 s instead of 1 s)."""
+    code = ("import sys; from backend.cli import main; rc = main(['validate', 'sample_data/scenarios']); "
+            "print(sorted({'litellm', 'torch', 'chromadb', 'streamlit'} & set(sys.modules))); sys.exit(rc)")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip().endswith("[]"), proc.stdout
