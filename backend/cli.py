@@ -7,11 +7,13 @@ Exit codes: 0 success, 2 bad input (dataset, arguments), 1 anything else reporte
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import Any
 
 import backend  # noqa: F401  (offline environment variables)
+from backend.paths import CHROMA_URL_ENV
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
@@ -47,6 +49,9 @@ def _add_model_args(p: argparse.ArgumentParser) -> None:
                    help="any litellm model string (default: offline/reader, the built-in heuristic reader)")
     p.add_argument("--api-base", default=None, help="e.g. http://localhost:11434 for Ollama")
     p.add_argument("--cache-dir", default=None, help="model-call cache and retrieval index (default: per-user)")
+    p.add_argument("--chroma-url", default=os.environ.get(CHROMA_URL_ENV) or None, metavar="URL",
+                   help="a chroma server (`chroma run`) holding the retrieval index, e.g. http://127.0.0.1:8000 "
+                        "(default: $CONFLICTLENS_CHROMA_URL, else the embedded index in the cache folder)")
     p.add_argument("--cache-mode", choices=["live", "record", "replay", "off"], default="live")
     p.add_argument("--timeout", type=float, default=60.0, help="seconds per model call")
     p.add_argument("--retries", type=int, default=2, help="retries on 429/5xx/timeouts")
@@ -54,8 +59,6 @@ def _add_model_args(p: argparse.ArgumentParser) -> None:
 
 
 def _runner(args: argparse.Namespace, ds, method_params: dict | None = None):
-    import os
-
     from backend.llm.client import LLMConfig, default_cache
     from backend.runner import Runner
 
@@ -64,7 +67,8 @@ def _runner(args: argparse.Namespace, ds, method_params: dict | None = None):
     cfg = LLMConfig(model=args.model, api_base=args.api_base, cache_mode=args.cache_mode, timeout_s=args.timeout,
                     num_retries=args.retries, concurrency=args.concurrency)
     cache = default_cache(args.cache_dir) if args.cache_mode != "off" else None
-    return Runner(ds, llm=cfg, cache=cache, evidence_mode=args.evidence, method_params=method_params or {})
+    return Runner(ds, llm=cfg, cache=cache, evidence_mode=args.evidence, method_params=method_params or {},
+                  chroma_url=args.chroma_url)
 
 
 def _load_or_exit(path: str, fmt: str = "auto"):
