@@ -233,6 +233,12 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     if args.retry_errors and not args.resume:
         print("error: --retry-errors needs --resume", file=sys.stderr)
         return 2
+    if args.engine != "ray" and (args.ray_address or args.ray_workers):
+        print("error: --ray-address and --ray-workers need --engine ray", file=sys.stderr)
+        return 2
+    if args.ray_workers is not None and args.ray_workers < 1:
+        print("error: --ray-workers must be at least 1", file=sys.stderr)
+        return 2
     if not args.resume and (out / RESULTS).exists() and (out / RESULTS).stat().st_size:
         print(f"error: {out / RESULTS} already has results: add --resume to continue them, or choose another "
               "--out", file=sys.stderr)
@@ -258,7 +264,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     try:
         summary = evaluate(runner, questions, names, out, resume=args.resume, retry_errors=args.retry_errors,
                            concurrency=args.concurrency, on_progress=bars.step("questions", unit="question"),
-                           gold=gold)
+                           gold=gold, engine=args.engine, ray_address=args.ray_address, ray_workers=args.ray_workers)
     except EvaluationError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
@@ -398,6 +404,14 @@ def build_parser() -> argparse.ArgumentParser:
                                                     "a labels export (.csv/.jsonl), a label store file or a "
                                                     "postgresql:// URL; only labelled questions are run")
     p.add_argument("--gold-analyst", metavar="NAME", help="with --gold: only this analyst's labels")
+    p.add_argument("--engine", choices=["local", "ray"], default="local",
+                   help="local: --concurrency questions at once in this process; ray: questions fanned out to the "
+                        "workers of a Ray cluster, each with its own runner, --concurrency questions at once each")
+    p.add_argument("--ray-address", metavar="ADDR", default=None,
+                   help="with --engine ray: the cluster (host:port of `ray start --head`; default: $RAY_ADDRESS, "
+                        "else a local Ray started for the run)")
+    p.add_argument("--ray-workers", type=int, default=None, metavar="N",
+                   help="with --engine ray: workers to start (default: one per CPU of the cluster)")
     p.add_argument("--evidence", choices=["given", "retrieve"], default="given")
     p.add_argument("--format", choices=["auto", "project", "ramdocs"], default="auto")
     _add_model_args(p)

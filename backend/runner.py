@@ -116,6 +116,14 @@ class Runner:
                 self._prepared[(name, key)] = found
         return self._prepared.get((name, key))
 
+    def adopt_prepared(self, name: str, artefact: BaseModel, preparation: Preparation) -> None:
+        """Use ``name``'s artefact computed by another runner on the same dataset, model and parameters (the Ray
+        engine's driver hands its own to every worker, so no worker computes it again)."""
+        key = self.prepare_key(name)
+        if key is None or getattr(artefact, "key", key) != key:
+            raise ValueError(f"{name}: the artefact was computed for other data, model or parameters")
+        self._prepared[(name, key)] = (artefact, preparation)
+
     async def aprepare(self, name: str, on_progress: Progress | None = None,
                        refresh: bool = False) -> BaseModel | None:
         """``name``'s artefact, computed when missing (or when ``refresh``); None when it needs none."""

@@ -145,3 +145,21 @@ def chroma_server() -> Iterator[str]:
     finally:
         _stop(proc)
         shutil.rmtree(root, ignore_errors=True)
+
+
+@contextmanager
+def ray_head(num_cpus: int = 2) -> Iterator[str]:
+    """A one-machine Ray cluster on loopback (``backend.evaluate_ray.local_cluster``: ``ray start --head`` with a
+    throwaway ``--temp-dir``, stopped by its own process group, never ``ray stop``); yields its address."""
+    from backend.evaluate import EvaluationError
+    from backend.evaluate_ray import local_cluster
+
+    cluster = local_cluster(num_cpus)
+    try:
+        address = cluster.__enter__()
+    except EvaluationError as err:
+        pytest.skip(f"Ray: {err}")
+    try:
+        yield address
+    finally:
+        cluster.__exit__(None, None, None)
