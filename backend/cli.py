@@ -217,7 +217,7 @@ def _gold_questions(args: argparse.Namespace, ds):
 
 def _cmd_evaluate(args: argparse.Namespace) -> int:
     """Every method on every question: results.jsonl (one row per pair, safe to kill), summary.json, a table."""
-    from backend.evaluate import RESULTS, SUMMARY, EvaluationError, evaluate
+    from backend.evaluate import RESULTS, SUMMARY, EvaluationError, evaluate, local_engine
     from backend.methods import UnknownMethod, resolve
 
     out = Path(args.out)
@@ -260,11 +260,16 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     questions = questions[: args.limit] if args.limit else questions
     runner = _runner(args, ds)
     _prepare_with_progress(runner, names)
+    engine = local_engine
+    if args.engine == "ray":
+        from backend.evaluate_ray import ray_engine
+
+        engine = ray_engine(args.ray_address, args.ray_workers)
     bars = _Bars()
     try:
         summary = evaluate(runner, questions, names, out, resume=args.resume, retry_errors=args.retry_errors,
                            concurrency=args.concurrency, on_progress=bars.step("questions", unit="question"),
-                           gold=gold, engine=args.engine, ray_address=args.ray_address, ray_workers=args.ray_workers)
+                           gold=gold, engine=engine)
     except EvaluationError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2

@@ -2,9 +2,10 @@
 (appended, flushed and fsync'd as each pair finishes, so a kill loses at most the pairs in flight), then
 ``OUT/summary.json``.
 
-Two engines run the pairs; everything else (what to run, the results file, the summary) is this module's, shared.
-``local``: ``concurrency`` questions at once on this process's event loop. ``ray``: questions fanned out to workers
-of a Ray cluster, each with its own runner (``backend.evaluate_ray``); the driver writes the rows as they come back.
+An engine runs the pending pairs; everything else (what to run, the results file, the summary) is this module's,
+shared. ``local_engine`` (the default): ``concurrency`` questions at once on this process's event loop.
+``backend.evaluate_ray.ray_engine``: questions fanned out to the workers of a Ray cluster, each with its own runner;
+this process writes the rows as they come back.
 
 ``results.jsonl`` rows: ``{"dataset", "model", "question_id", "method", "result": MethodResult}``. The rows
 hold method output only (the runner strips the truth); every metric is computed from them by ``summarize``
@@ -39,7 +40,10 @@ REFERENCE = "vanilla_rag"
 
 Pair = tuple[str, str]                        # (question id, method)
 Progress = Callable[[int, int], None]         # (questions done, questions to run)
-ENGINES = ("local", "ray")
+#: Runs the pending questions: ``(runner, work, todo, write, concurrency, on_progress) -> notes``; ``todo[question
+#: id]`` lists the question's pending methods and ``write`` takes each result (once) as it finishes.
+Engine = Callable[[Any, list[Question], dict[str, list[str]], Callable[[MethodResult], None], int, Progress | None],
+                  list[str]]
 
 
 class EvaluationError(ValueError):
@@ -150,16 +154,22 @@ async def _run_local(runner, work: list[Question], todo: dict[str, list[str]], w
     await asyncio.gather(*(one_question(q) for q in work))
 
 
+def local_engine(runner, work: list[Question], todo: dict[str, list[str]], write: Callable[[MethodResult], None],
+                 concurrency: int, on_progress: Progress | None) -> list[str]:
+    """``concurrency`` questions at once in this process."""
+    run_sync(_run_local(runner, work, todo, write, concurrency, on_progress))
+    return []
+
+
 def evaluate(runner, questions: list[Question], methods: list[str], out_dir: str | Path, resume: bool = False,
              retry_errors: bool = False, concurrency: int = 4, on_progress: Progress | None = None,
-             gold: dict[str, Any] | None = None, engine: str = "local", ray_address: str | None = None,
-             ray_workers: int | None = None) -> dict[str, Any]:
+             gold: dict[str, Any] | None = None, engine: Engine = local_engine) -> dict[str, Any]:
     """Run ``methods`` on ``questions``, append each pair's row to ``out_dir/results.jsonl``, write
     ``out_dir/summary.json`` and return the summary (``summarize``).
 
-    ``engine``: ``local`` runs ``concurrency`` questions at once in this process; ``ray`` fans the questions out to
-    ``ray_workers`` workers (default: one per CPU of the cluster) of the Ray cluster at ``ray_address`` (default:
-    ``$RAY_ADDRESS``, else a local Ray started for the run), ``concurrency`` questions at once each.
+    ``engine``: ``local_engine`` runs ``concurrency`` questions at once in this process;
+    ``backend.evaluate_ray.ray_engine(address, workers)`` fans them out to a Ray cluster, ``concurrency`` at once
+    per worker.
     ``resume``: keep the existing rows and run only the pairs without one (and, with ``retry_errors``, those whose
     row is an error). Without ``resume`` an existing non-empty results file is an error (nothing is overwritten).
     ``gold``: where the questions' gold answers came from when not from the dataset (``backend.labels.gold``),
@@ -170,8 +180,6 @@ def evaluate(runner, questions: list[Question], methods: list[str], out_dir: str
         raise EvaluationError(f"{out}: exists and is not a folder")
     if concurrency < 1:
         raise EvaluationError("concurrency must be at least 1")
-    if engine not in ENGINES:
-        raise EvaluationError(f"engine {engine!r}: choose from {', '.join(ENGINES)}")
     out.mkdir(parents=True, exist_ok=True)
     path = out / RESULTS
     dataset, model = runner.dataset.name, runner.llm.model
@@ -202,13 +210,7 @@ def evaluate(runner, questions: list[Question], methods: list[str], out_dir: str
             def write(result: MethodResult) -> None:
                 append_row(fh, dataset, model, result)
 
-            if engine == "ray":
-                from backend.evaluate_ray import run_on_ray
-
-                notes += run_on_ray(runner, work, todo, write, concurrency=concurrency, on_progress=on_progress,
-                                    address=ray_address, workers=ray_workers)
-            else:
-                run_sync(_run_local(runner, work, todo, write, concurrency, on_progress))
+            notes += engine(runner, work, todo, write, concurrency, on_progress)
     results, load_notes = load_results(path)
     notes += [n for n in load_notes if n not in notes]
     summary = summarize(runner.dataset, results, methods=methods, questions=questions, model=model, notes=notes,
@@ -316,4 +318,4 @@ def summarize(dataset: Dataset, results: dict[Pair, MethodResult], methods: list
 
 
 __all__ = ["answer_question", "append_row", "evaluate", "load_results", "read_rows", "repair_tail", "summarize",
-           "EvaluationError", "ENGINES", "RESULTS", "SUMMARY"]
+           "local_engine", "Engine", "EvaluationError", "RESULTS", "SUMMARY"]

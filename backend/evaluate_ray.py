@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 import backend
-from backend.evaluate import EvaluationError, Progress, answer_question
+from backend.evaluate import Engine, EvaluationError, Progress, answer_question
 from backend.methods import METHODS
 from backend.paths import REPO_ROOT
 from backend.schema import MethodResult, Preparation, Question
@@ -115,6 +115,15 @@ class Worker:
         results: list[MethodResult] = []
         await answer_question(self.runner, question, methods, results.append)
         return [r.model_dump(mode="json") for r in results]
+
+
+def ray_engine(address: str | None = None, workers: int | None = None) -> Engine:
+    """The engine for ``evaluate(..., engine=...)``: the Ray cluster at ``address`` (default: ``$RAY_ADDRESS``, else
+    a local Ray started for the run), ``workers`` workers (default: one per CPU of the cluster)."""
+    def engine(runner, work, todo, write, concurrency, on_progress) -> list[str]:
+        return run_on_ray(runner, work, todo, write, concurrency, on_progress, address=address, workers=workers)
+
+    return engine
 
 
 def run_on_ray(runner, work: list[Question], todo: dict[str, list[str]], write: Callable[[MethodResult], None],

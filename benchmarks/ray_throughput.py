@@ -59,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from backend.data import load_dataset
     from backend.evaluate import evaluate
-    from backend.evaluate_ray import local_cluster
+    from backend.evaluate_ray import local_cluster, ray_engine
     from backend.llm.client import LLMConfig
     from backend.runner import Runner
 
@@ -77,8 +77,7 @@ def main(argv: list[str] | None = None) -> int:
         cluster = (contextlib.nullcontext(args.ray_address) if args.ray_address else local_cluster(num_cpus=cpus))
         with cluster as address:
             ray = _timed(lambda p: evaluate(runner, questions, methods, Path(tmp) / "ray", concurrency=args.concurrency,
-                                            on_progress=p, engine="ray", ray_address=address,
-                                            ray_workers=args.workers))
+                                            on_progress=p, engine=ray_engine(address, args.workers)))
     for r in (local, ray):
         r["pairs_per_s"] = round(r["questions_per_s"] * len(methods), 3)
         if r["steady_questions_per_s"]:

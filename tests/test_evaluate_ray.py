@@ -11,7 +11,7 @@ from collections import Counter
 
 import pytest
 
-from backend.evaluate import ENGINES, EvaluationError, evaluate
+from backend.evaluate import EvaluationError
 from backend.evaluate_ray import is_loopback, runtime_env
 from backend.paths import REPO_ROOT, SAMPLE_DATA
 from backend.schema import MethodResult, without_timings
@@ -79,13 +79,33 @@ def test_workers_get_the_offline_environment_and_this_checkout(monkeypatch, tmp_
     assert not is_loopback(None)
 
 
-def test_engine_and_ray_arguments_are_checked(tmp_path, ramdocs):
-    from backend.runner import Runner
-
-    assert ENGINES == ("local", "ray")
-    with pytest.raises(EvaluationError, match="engine 'spark'"):
-        evaluate(Runner(ramdocs), ramdocs.questions[:1], ["no_rag"], tmp_path / "x", engine="spark")
+def test_ray_arguments_need_the_ray_engine(tmp_path):
     done = subprocess.run([sys.executable, "-m", "backend", "evaluate", "--dataset", str(SAMPLE_DATA / "ramdocs_dev"),
                            "--out", str(tmp_path / "y"), "--ray-address", "127.0.0.1:1"], cwd=ROOT,
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and "--engine ray" in done.stderr
+
+
+def test_a_worker_runner_is_built_from_plain_data_and_adopts_the_drivers_stage_1(monkeypatch, tmp_path):
+    import pickle
+
+    from backend.data import load_dataset
+    from backend.evaluate_ray import build_runner, runner_spec
+    from backend.methods.ra_rag import RARAG
+    from backend.runner import Runner
+
+    ds = load_dataset(SAMPLE_DATA / "multisource")
+    driver = Runner(ds, method_params={"ra_rag": {"calibration_size": 2}})
+    spec = runner_spec(driver, ["no_rag", "ra_rag"])  # computes stage 1 here, once
+    assert list(spec["prepared"]) == ["ra_rag"] and spec["chroma_url"] is None and spec["cache"] is None
+    assert pickle.loads(pickle.dumps(spec)) == spec and json.loads(json.dumps(spec)) == spec  # plain data
+    monkeypatch.setenv("CONFLICTLENS_CACHE_DIR", str(tmp_path))  # a node whose disk holds no stage 1
+    worker = build_runner(ds, spec)
+    assert worker.prepared("ra_rag") == driver.prepared("ra_rag")
+    assert worker.preparation("ra_rag") == driver.preparation("ra_rag")
+    assert not (tmp_path / RARAG.prepared_folder).exists()  # nothing computed, nothing saved on the worker
+    other = Runner(ds, method_params={"ra_rag": {"calibration_size": 3}})
+    with pytest.raises(ValueError, match="other data, model or parameters"):
+        other.adopt_prepared("ra_rag", driver.prepared("ra_rag"), driver.preparation("ra_rag"))
+    with pytest.raises(EvaluationError, match="never sends API keys"):
+        runner_spec(Runner(ds, api_key="sk-not-sent"), ["no_rag"])
