@@ -7,11 +7,13 @@ Exit codes: 0 success, 2 bad input (dataset, arguments), 1 anything else reporte
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import Any
 
 import backend  # noqa: F401  (offline environment variables)
+from backend.paths import CHROMA_URL_ENV
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
@@ -47,6 +49,9 @@ def _add_model_args(p: argparse.ArgumentParser) -> None:
                    help="any litellm model string (default: offline/reader, the built-in heuristic reader)")
     p.add_argument("--api-base", default=None, help="e.g. http://localhost:11434 for Ollama")
     p.add_argument("--cache-dir", default=None, help="model-call cache and retrieval index (default: per-user)")
+    p.add_argument("--chroma-url", default=os.environ.get(CHROMA_URL_ENV) or None, metavar="URL",
+                   help="a chroma server (`chroma run`) holding the retrieval index, e.g. http://127.0.0.1:8000 "
+                        "(default: $CONFLICTLENS_CHROMA_URL, else the embedded index in the cache folder)")
     p.add_argument("--cache-mode", choices=["live", "record", "replay", "off"], default="live")
     p.add_argument("--timeout", type=float, default=60.0, help="seconds per model call")
     p.add_argument("--retries", type=int, default=2, help="retries on 429/5xx/timeouts")
@@ -54,8 +59,6 @@ def _add_model_args(p: argparse.ArgumentParser) -> None:
 
 
 def _runner(args: argparse.Namespace, ds, method_params: dict | None = None):
-    import os
-
     from backend.llm.client import LLMConfig, default_cache
     from backend.runner import Runner
 
@@ -64,7 +67,8 @@ def _runner(args: argparse.Namespace, ds, method_params: dict | None = None):
     cfg = LLMConfig(model=args.model, api_base=args.api_base, cache_mode=args.cache_mode, timeout_s=args.timeout,
                     num_retries=args.retries, concurrency=args.concurrency)
     cache = default_cache(args.cache_dir) if args.cache_mode != "off" else None
-    return Runner(ds, llm=cfg, cache=cache, evidence_mode=args.evidence, method_params=method_params or {})
+    return Runner(ds, llm=cfg, cache=cache, evidence_mode=args.evidence, method_params=method_params or {},
+                  chroma_url=args.chroma_url)
 
 
 def _load_or_exit(path: str, fmt: str = "auto"):
@@ -213,7 +217,7 @@ def _gold_questions(args: argparse.Namespace, ds):
 
 def _cmd_evaluate(args: argparse.Namespace) -> int:
     """Every method on every question: results.jsonl (one row per pair, safe to kill), summary.json, a table."""
-    from backend.evaluate import RESULTS, SUMMARY, EvaluationError, evaluate
+    from backend.evaluate import RESULTS, SUMMARY, EvaluationError, evaluate, local_engine
     from backend.methods import UnknownMethod, resolve
 
     out = Path(args.out)
@@ -228,6 +232,12 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
         return 2
     if args.retry_errors and not args.resume:
         print("error: --retry-errors needs --resume", file=sys.stderr)
+        return 2
+    if args.engine != "ray" and (args.ray_address or args.ray_workers):
+        print("error: --ray-address and --ray-workers need --engine ray", file=sys.stderr)
+        return 2
+    if args.ray_workers is not None and args.ray_workers < 1:
+        print("error: --ray-workers must be at least 1", file=sys.stderr)
         return 2
     if not args.resume and (out / RESULTS).exists() and (out / RESULTS).stat().st_size:
         print(f"error: {out / RESULTS} already has results: add --resume to continue them, or choose another "
@@ -250,11 +260,16 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     questions = questions[: args.limit] if args.limit else questions
     runner = _runner(args, ds)
     _prepare_with_progress(runner, names)
+    engine = local_engine
+    if args.engine == "ray":
+        from backend.evaluate_ray import ray_engine
+
+        engine = ray_engine(args.ray_address, args.ray_workers)
     bars = _Bars()
     try:
         summary = evaluate(runner, questions, names, out, resume=args.resume, retry_errors=args.retry_errors,
                            concurrency=args.concurrency, on_progress=bars.step("questions", unit="question"),
-                           gold=gold)
+                           gold=gold, engine=engine)
     except EvaluationError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
@@ -394,6 +409,14 @@ def build_parser() -> argparse.ArgumentParser:
                                                     "a labels export (.csv/.jsonl), a label store file or a "
                                                     "postgresql:// URL; only labelled questions are run")
     p.add_argument("--gold-analyst", metavar="NAME", help="with --gold: only this analyst's labels")
+    p.add_argument("--engine", choices=["local", "ray"], default="local",
+                   help="local: --concurrency questions at once in this process; ray: questions fanned out to the "
+                        "workers of a Ray cluster, each with its own runner, --concurrency questions at once each")
+    p.add_argument("--ray-address", metavar="ADDR", default=None,
+                   help="with --engine ray: the cluster (host:port of `ray start --head`; default: $RAY_ADDRESS, "
+                        "else a local Ray started for the run)")
+    p.add_argument("--ray-workers", type=int, default=None, metavar="N",
+                   help="with --engine ray: workers to start (default: one per CPU of the cluster)")
     p.add_argument("--evidence", choices=["given", "retrieve"], default="given")
     p.add_argument("--format", choices=["auto", "project", "ramdocs"], default="auto")
     _add_model_args(p)

@@ -1,6 +1,11 @@
-"""Batch evaluation (local engine): every (question, method) pair through the ``Runner``, one line per pair in
-``OUT/results.jsonl`` (appended, flushed and fsync'd as each pair finishes, so a kill loses at most the pair in
-flight), then ``OUT/summary.json``.
+"""Batch evaluation: every (question, method) pair through the ``Runner``, one line per pair in ``OUT/results.jsonl``
+(appended, flushed and fsync'd as each pair finishes, so a kill loses at most the pairs in flight), then
+``OUT/summary.json``.
+
+An engine runs the pending pairs; everything else (what to run, the results file, the summary) is this module's,
+shared. ``local_engine`` (the default): ``concurrency`` questions at once on this process's event loop.
+``backend.evaluate_ray.ray_engine``: questions fanned out to the workers of a Ray cluster, each with its own runner;
+this process writes the rows as they come back.
 
 ``results.jsonl`` rows: ``{"dataset", "model", "question_id", "method", "result": MethodResult}``. The rows
 hold method output only (the runner strips the truth); every metric is computed from them by ``summarize``
@@ -35,6 +40,10 @@ REFERENCE = "vanilla_rag"
 
 Pair = tuple[str, str]                        # (question id, method)
 Progress = Callable[[int, int], None]         # (questions done, questions to run)
+#: Runs the pending questions: ``(runner, work, todo, write, concurrency, on_progress) -> notes``; ``todo[question
+#: id]`` lists the question's pending methods and ``write`` takes each result (once) as it finishes.
+Engine = Callable[[Any, list[Question], dict[str, list[str]], Callable[[MethodResult], None], int, Progress | None],
+                  list[str]]
 
 
 class EvaluationError(ValueError):
@@ -108,7 +117,8 @@ def load_results(path: str | Path) -> tuple[dict[Pair, MethodResult], list[str]]
     return out, notes
 
 
-def _append(fh, dataset: str, model: str, result: MethodResult) -> None:
+def append_row(fh, dataset: str, model: str, result: MethodResult) -> None:
+    """One pair's row, written whole and on disk before returning (the only writer of results files)."""
     row = {"dataset": dataset, "model": model, "question_id": result.question_id, "method": result.method,
            "result": result.model_dump(mode="json")}
     fh.write(json.dumps(row, ensure_ascii=False) + "\n")
@@ -118,16 +128,53 @@ def _append(fh, dataset: str, model: str, result: MethodResult) -> None:
 
 # --- the run -------------------------------------------------------------------------------------------------
 
+async def answer_question(runner, question: Question, methods: list[str],
+                          on_result: Callable[[MethodResult], None]) -> None:
+    """Each of ``methods`` on ``question`` as a run of its own, concurrently; ``on_result`` gets each result as it
+    finishes. What both engines run per question, so their rows are the same."""
+    async def one(name: str) -> None:
+        on_result((await runner.arun(question, [name]))[name])
+
+    await asyncio.gather(*(one(m) for m in methods))
+
+
+async def _run_local(runner, work: list[Question], todo: dict[str, list[str]], write: Callable[[MethodResult], None],
+                     concurrency: int, on_progress: Progress | None) -> None:
+    slots = asyncio.Semaphore(concurrency)
+    finished = 0
+
+    async def one_question(q: Question) -> None:
+        nonlocal finished
+        async with slots:
+            await answer_question(runner, q, todo[q.id], write)  # the loop's one thread writes: no interleaving
+        finished += 1
+        if on_progress is not None:
+            on_progress(finished, len(work))
+
+    await asyncio.gather(*(one_question(q) for q in work))
+
+
+def local_engine(runner, work: list[Question], todo: dict[str, list[str]], write: Callable[[MethodResult], None],
+                 concurrency: int, on_progress: Progress | None) -> list[str]:
+    """``concurrency`` questions at once in this process."""
+    run_sync(_run_local(runner, work, todo, write, concurrency, on_progress))
+    return []
+
+
 def evaluate(runner, questions: list[Question], methods: list[str], out_dir: str | Path, resume: bool = False,
              retry_errors: bool = False, concurrency: int = 4, on_progress: Progress | None = None,
-             gold: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Run ``methods`` on ``questions`` (``concurrency`` questions at once), append each pair's row to
-    ``out_dir/results.jsonl``, write ``out_dir/summary.json`` and return the summary (``summarize``).
+             gold: dict[str, Any] | None = None, engine: Engine = local_engine) -> dict[str, Any]:
+    """Run ``methods`` on ``questions``, append each pair's row to ``out_dir/results.jsonl``, write
+    ``out_dir/summary.json`` and return the summary (``summarize``).
 
+    ``engine``: ``local_engine`` runs ``concurrency`` questions at once in this process;
+    ``backend.evaluate_ray.ray_engine(address, workers)`` fans them out to a Ray cluster, ``concurrency`` at once
+    per worker.
     ``resume``: keep the existing rows and run only the pairs without one (and, with ``retry_errors``, those whose
     row is an error). Without ``resume`` an existing non-empty results file is an error (nothing is overwritten).
     ``gold``: where the questions' gold answers came from when not from the dataset (``backend.labels.gold``),
-    recorded in the summary. Raises ``EvaluationError`` for an unusable ``out_dir``."""
+    recorded in the summary. Raises ``EvaluationError`` for an unusable ``out_dir`` or a Ray cluster whose workers
+    cannot start."""
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
         raise EvaluationError(f"{out}: exists and is not a folder")
@@ -158,26 +205,12 @@ def evaluate(runner, questions: list[Question], methods: list[str], out_dir: str
     if on_progress is not None:
         on_progress(0, len(work))
 
-    async def run_all() -> None:
-        slots = asyncio.Semaphore(concurrency)
-        finished = 0
-        with open(path, "a", encoding="utf-8") as fh:
-            async def one_pair(q: Question, name: str) -> None:
-                result = (await runner.arun(q, [name]))[name]
-                _append(fh, dataset, model, result)   # the loop's one thread writes: lines never interleave
-
-            async def one_question(q: Question) -> None:
-                nonlocal finished
-                async with slots:
-                    await asyncio.gather(*(one_pair(q, m) for m in todo[q.id]))
-                finished += 1
-                if on_progress is not None:
-                    on_progress(finished, len(work))
-
-            await asyncio.gather(*(one_question(q) for q in work))
-
     if work:
-        run_sync(run_all())
+        with open(path, "a", encoding="utf-8") as fh:
+            def write(result: MethodResult) -> None:
+                append_row(fh, dataset, model, result)
+
+            notes += engine(runner, work, todo, write, concurrency, on_progress)
     results, load_notes = load_results(path)
     notes += [n for n in load_notes if n not in notes]
     summary = summarize(runner.dataset, results, methods=methods, questions=questions, model=model, notes=notes,
@@ -284,5 +317,5 @@ def summarize(dataset: Dataset, results: dict[Pair, MethodResult], methods: list
             "gold": gold or {"from": "dataset"}}
 
 
-__all__ = ["evaluate", "load_results", "read_rows", "repair_tail", "summarize", "EvaluationError", "RESULTS",
-           "SUMMARY"]
+__all__ = ["answer_question", "append_row", "evaluate", "load_results", "read_rows", "repair_tail", "summarize",
+           "local_engine", "Engine", "EvaluationError", "RESULTS", "SUMMARY"]

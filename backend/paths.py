@@ -7,6 +7,9 @@ from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SAMPLE_DATA = REPO_ROOT / "sample_data"
+#: The environment variable naming a chroma server (``http://host:port``) that holds the retrieval index for a team,
+#: read by the command line and the app (``Runner(chroma_url=...)`` in Python).
+CHROMA_URL_ENV = "CONFLICTLENS_CHROMA_URL"
 
 
 def default_cache_dir() -> Path:

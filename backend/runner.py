@@ -45,6 +45,8 @@ class Runner:
     top_k: int = 3
     #: Per method name, the keyword arguments of its constructor (``{name: {parameter: value}}``).
     method_params: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: A chroma server (``http://host:port``) holding the retrieval index instead of the cache folder's embedded one.
+    chroma_url: str | None = None
     _retriever: Any = None
     _stripped: Dataset | None = None
     _prepared: dict[tuple[str, str], tuple[BaseModel, Preparation]] = field(default_factory=dict)
@@ -71,7 +73,7 @@ class Runner:
         if self._retriever is None:
             from backend.retrieval import Retriever
 
-            self._retriever = Retriever(self.stripped)
+            self._retriever = Retriever(self.stripped, chroma_host=self.chroma_url or None)
         return self._retriever
 
     def method(self, name: str) -> Method:
@@ -113,6 +115,14 @@ class Runner:
             if found is not None:
                 self._prepared[(name, key)] = found
         return self._prepared.get((name, key))
+
+    def adopt_prepared(self, name: str, artefact: BaseModel, preparation: Preparation) -> None:
+        """Use ``name``'s artefact computed by another runner on the same dataset, model and parameters (the Ray
+        engine's driver hands its own to every worker, so no worker computes it again)."""
+        key = self.prepare_key(name)
+        if key is None or getattr(artefact, "key", key) != key:
+            raise ValueError(f"{name}: the artefact was computed for other data, model or parameters")
+        self._prepared[(name, key)] = (artefact, preparation)
 
     async def aprepare(self, name: str, on_progress: Progress | None = None,
                        refresh: bool = False) -> BaseModel | None:

@@ -3,6 +3,7 @@
 import streamlit as st
 
 from backend.report.text import plural
+from backend.retrieval import RetrievalError
 from components import dataset as view
 from components.dataset import hits_frame
 from components.documents import render_document
@@ -65,9 +66,13 @@ st.subheader("All questions")
 st.dataframe(view.question_table(ds), hide_index=True, height=300)
 
 st.subheader("Retrieval preview")
-st.caption("Top-k documents for the selected question over the whole corpus (dense retrieval with the "
-           "bundled all-MiniLM-L6-v2; the index is cached on disk and updated incrementally).")
-retriever = resources.retriever(ds.path, ds.name)
+try:
+    retriever = resources.retriever(ds.path, ds.name, selection.chroma_url)
+except RetrievalError as err:  # e.g. the sidebar's chroma server does not answer
+    st.error(f"The retrieval index cannot be opened: {md(str(err))}", icon="⚠️")
+    st.stop()
+st.caption("Top-k documents for the selected question over the whole corpus (dense retrieval with the bundled "
+           f"all-MiniLM-L6-v2; the index, in {retriever.location}, is updated incrementally).")
 build = st.empty()  # the button goes as soon as the index is built, not on the next rerun
 if retriever.count() < n_docs and not build.button(f"Build the retrieval index ({plural(n_docs, 'document')})",
                                                    key=key(PAGE, "build_index")):

@@ -11,6 +11,7 @@ import os
 import shutil
 import socket
 import subprocess
+import sys
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -82,3 +83,83 @@ def fresh_database(server_url: str, name: str) -> str:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
         conn.execute(f'CREATE DATABASE "{name}"')
     return server_url.rsplit("/", 1)[0] + "/" + name
+
+
+def _wait_http(url: str, proc: subprocess.Popen, seconds: float) -> bool:
+    """Poll ``url`` until it answers 200 (True), the process exits or ``seconds`` pass (False)."""
+    import time
+
+    import httpx
+
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and proc.poll() is None:
+        try:
+            if httpx.get(url, timeout=2).status_code == 200:
+                return True
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.1)
+    return False
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    """Stop a server started in its own session: its whole process group, politely first."""
+    import signal
+
+    for sig, wait in ((signal.SIGTERM, 10), (signal.SIGKILL, 10)):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            break
+        try:
+            proc.wait(timeout=wait)
+            break
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def venv_tool(name: str) -> str | None:
+    """A console script of the running interpreter's environment (the venv's ``bin/``), else one on PATH."""
+    beside = Path(sys.executable).parent / name
+    return str(beside) if beside.exists() else shutil.which(name)
+
+
+@contextmanager
+def chroma_server() -> Iterator[str]:
+    """``chroma run`` (the server shipped with the chromadb package) on a free loopback port over a throwaway
+    folder; yields its URL once its heartbeat answers."""
+    chroma = venv_tool("chroma")
+    if chroma is None:
+        pytest.skip("chroma server: no `chroma` executable beside the interpreter or on PATH (it ships with chromadb)")
+    root = Path(tempfile.mkdtemp(prefix="conflictlens-chroma-"))
+    port, log = free_port(), root / "server.log"
+    with open(log, "wb") as out:
+        proc = subprocess.Popen([chroma, "run", "--path", str(root / "data"), "--host", "127.0.0.1",
+                                 "--port", str(port)], stdout=out, stderr=subprocess.STDOUT,
+                                env=dict(os.environ, ANONYMIZED_TELEMETRY="False"), start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        if not _wait_http(f"{url}/api/v2/heartbeat", proc, 60):
+            pytest.skip(f"chroma server did not answer its heartbeat: {log.read_text(errors='replace')[-800:]}")
+        yield url
+    finally:
+        _stop(proc)
+        shutil.rmtree(root, ignore_errors=True)
+
+
+@contextmanager
+def ray_head(num_cpus: int = 2) -> Iterator[str]:
+    """A one-machine Ray cluster on loopback (``backend.evaluate_ray.local_cluster``: ``ray start --head`` with a
+    throwaway ``--temp-dir``, stopped by its own process group, never ``ray stop``); yields its address."""
+    from backend.evaluate import EvaluationError
+    from backend.evaluate_ray import local_cluster
+
+    cluster = local_cluster(num_cpus)
+    try:
+        address = cluster.__enter__()
+    except EvaluationError as err:
+        pytest.skip(f"Ray: {err}")
+    try:
+        yield address
+    finally:
+        cluster.__exit__(None, None, None)

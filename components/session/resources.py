@@ -29,12 +29,13 @@ def dataset(path: str | Path, name: str | None = None) -> Dataset:
 
 
 @st.cache_resource(show_spinner=False, max_entries=4)
-def _retriever(path: str, mtime: float, name: str | None):
+def _retriever(path: str, mtime: float, name: str | None, chroma_url: str | None):
     from backend.retrieval import Retriever
 
-    return Retriever(_load(path, mtime, name))
+    return Retriever(_load(path, mtime, name), chroma_host=chroma_url)
 
 
-def retriever(path: str | Path, name: str | None = None):
-    """The dataset's retriever (index in the cache folder); building it is left to the caller."""
-    return _retriever(str(path), _mtime(str(path)), name)
+def retriever(path: str | Path, name: str | None = None, chroma_url: str | None = None):
+    """The dataset's retriever (index in the cache folder, or on the chroma server at ``chroma_url``); building it
+    is left to the caller. Raises ``RetrievalError`` when the index cannot be opened."""
+    return _retriever(str(path), _mtime(str(path)), name, chroma_url)

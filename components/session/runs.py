@@ -65,13 +65,15 @@ def runner(selection: Selection, evidence_mode: str = "given", calibration: int 
     if replay:
         cfg = cfg.model_copy(update={"cache_mode": "replay"})
     return Runner(selection.dataset, llm=cfg, cache=call_cache(), log=None if replay else call_log(),
-                  evidence_mode=evidence_mode, method_params=_params(calibration, method_params))
+                  evidence_mode=evidence_mode, method_params=_params(calibration, method_params),
+                  chroma_url=selection.chroma_url)
 
 
 def _key(selection: Selection, methods: list[str], evidence_mode: str = "given", calibration: int | None = None,
          method_params: dict | None = None) -> tuple:
     return (selection.dataset.path, selection.question.id, selection.model.model, selection.model.api_base,
-            tuple(methods), evidence_mode, calibration, json.dumps(method_params or {}, sort_keys=True))
+            tuple(methods), evidence_mode, calibration, json.dumps(method_params or {}, sort_keys=True),
+            selection.chroma_url)
 
 
 def cached_results(selection: Selection, methods: list[str], **settings) -> dict[str, MethodResult] | None:
@@ -128,7 +130,7 @@ def run_methods_iter(selection: Selection, methods: list[str], **settings) -> It
 
 def _prepared_key(selection: Selection, method: str, evidence_mode: str, calibration: int | None) -> tuple:
     return (selection.dataset.path, selection.model.model, selection.model.api_base, method, evidence_mode,
-            calibration)
+            calibration, selection.chroma_url)
 
 
 def cached_prepared(selection: Selection, method: str, evidence_mode: str = "given",

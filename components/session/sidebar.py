@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import os
+
 import streamlit as st
 
 from backend.data import DatasetError, bundled_datasets
+from backend.paths import CHROMA_URL_ENV
 from components.dataset import question_label
 from components.failures import render_failure
 from components.safe import md
@@ -17,6 +20,8 @@ OWN_FILE = "Your own file…"
 FILE_PREFIX = "file:"
 #: What the first page load's link asked for, checked once against what exists (then dropped).
 LINK_KEY = "app.link"
+#: The key of .streamlit/secrets.toml naming a chroma server for the retrieval index.
+CHROMA_SECRET = "chroma_url"
 
 
 def _init_from_url() -> None:
@@ -27,7 +32,8 @@ def _init_from_url() -> None:
     if wanted.startswith(FILE_PREFIX):
         wanted, own = OWN_FILE, wanted[len(FILE_PREFIX):]
     init_page_state(PAGE, {"dataset": wanted, "own_path": own,
-                           "question": params.get("question"), "model": DEFAULT_MODEL, "api_base": ""})
+                           "question": params.get("question"), "model": DEFAULT_MODEL, "api_base": "",
+                           "chroma_url": default_chroma_url()})
 
 
 NOTICES_KEY = "app.link_notices"
@@ -105,6 +111,28 @@ def _pick_model() -> ModelChoice:
     return choice
 
 
+def default_chroma_url() -> str:
+    """``chroma_url`` in .streamlit/secrets.toml, else ``$CONFLICTLENS_CHROMA_URL``, else "" (the embedded index)."""
+    try:
+        secret = st.secrets.get(CHROMA_SECRET)
+    except Exception:  # noqa: BLE001 - no secrets file is the normal case
+        secret = None
+    for value in (secret, os.environ.get(CHROMA_URL_ENV)):
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+    return ""
+
+
+def _pick_index() -> str | None:
+    with st.sidebar.expander("Retrieval index", expanded=False):
+        url = st.text_input("chroma server (optional)", key=key(PAGE, "chroma_url"),
+                            placeholder="http://127.0.0.1:8000",
+                            help="A chroma server (`chroma run --path DIR --port 8000`) that holds the retrieval "
+                                 "index for a team. Empty: the embedded index in the cache folder. Default: "
+                                 f"`{CHROMA_SECRET}` in .streamlit/secrets.toml, else ${CHROMA_URL_ENV}.")
+    return url.strip() or None
+
+
 def _test_connection(choice: ModelChoice) -> None:
     from backend.llm.client import LLMClient, LLMConfig
     from components.session.runs import secrets_to_env
@@ -130,11 +158,12 @@ def render() -> Selection | None:
         return None
     question = _pick_question(ds)
     model = _pick_model()
+    chroma_url = _pick_index()
     st.session_state.pop(LINK_KEY, None)  # checked: later changes are the user's own
     _show_notices({"dataset": st.session_state[key(PAGE, "dataset")], "question": question.id})
     choice = st.session_state[key(PAGE, "dataset")]
     own = st.session_state.get(key(PAGE, "own_path"), "").strip()
     st.query_params.update({"dataset": choice if choice != OWN_FILE else FILE_PREFIX + own, "question": question.id})
-    selection = Selection(dataset=ds, question=question, model=model)
+    selection = Selection(dataset=ds, question=question, model=model, chroma_url=chroma_url)
     st.session_state[SELECTION_KEY] = selection
     return selection

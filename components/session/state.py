@@ -26,6 +26,8 @@ class Selection:
     dataset: Dataset
     question: Question
     model: ModelChoice
+    #: A chroma server holding the retrieval index (None: the embedded index in the cache folder).
+    chroma_url: str | None = None
 
 
 def key(page: str, name: str) -> str:

@@ -5,6 +5,7 @@ garbage replies, task fields, API-key hygiene and concurrency."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import socket
 import subprocess
@@ -266,3 +267,32 @@ def test_cli_serve_model_starts_and_stops():
     bad = subprocess.run([sys.executable, "-m", "backend", "serve-model", "--port", "0", "--fail-rate", "2"],
                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "fail_rate" in bad.stderr
+
+
+@pytest.mark.slow
+def test_cli_inspect_through_serve_model_by_api_base():
+    """The README's worked example for an OpenAI-compatible server (vLLM, Ollama, a LiteLLM proxy): serve-model in one
+    process, ``inspect --model openai/reader --api-base http://127.0.0.1:PORT/v1`` in another."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT), OPENAI_API_KEY=SECRET)  # the openai client wants a key; any will do
+    server = subprocess.Popen([sys.executable, "-m", "backend", "serve-model", "--port", "0", "--log-level", "warning"],
+                              cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = server.stdout.readline()
+        assert "serving offline model as 'reader' at http://127.0.0.1:" in line, line + server.stderr.read()
+        base = line.split(" at ")[1].split()[0].rstrip(".,")
+        assert base.endswith("/v1")
+        done = subprocess.run([sys.executable, "-m", "backend", "inspect", "--dataset", "sample_data/ramdocs_dev",
+                               "--question", "@1", "--methods", "no_rag,vanilla_rag", "--model", "openai/reader",
+                               "--api-base", base, "--cache-mode", "off", "--json"],
+                              cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        results = json.loads(done.stdout)["results"]
+        assert results["vanilla_rag"]["error"] is None and any("3,559" in a for a in results["vanilla_rag"]["answers"])
+        calls = [c for r in results.values() for c in r["calls"]]
+        assert len(calls) == 2 and {c["model"] for c in calls} == {"openai/reader"}
+        with httpx.Client(base_url=base.removesuffix("/v1"), timeout=10) as h:
+            assert h.get("/health").json()["stats"]["ok"] == 2  # both calls went over HTTP to the server
+    finally:
+        server.terminate()
+        out, err = server.communicate(timeout=10)
+    assert SECRET not in out + err + done.stdout + done.stderr
