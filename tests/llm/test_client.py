@@ -123,3 +123,31 @@ def test_keys_from_the_environment_are_redacted_from_provider_errors(tmp_path, m
         with pytest.raises(LLMError) as err:
             client.complete(MSG, task="closed_book", step="a", question="who?")
     assert secret not in err.value.message and secret not in client.calls[0].error and "***" in err.value.message
+
+
+def test_an_attempt_never_outlives_its_timeout_even_when_the_executor_is_stalled(tmp_path):
+    """litellm's ``acompletion`` hops through the loop's default executor before its HTTP timeout starts; the
+    client bounds the whole attempt, so a call whose hop cannot start still fails at its timeout (and retries)."""
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    release = threading.Event()
+
+    async def main():
+        loop = asyncio.get_running_loop()
+        loop.set_default_executor(ThreadPoolExecutor(max_workers=1))
+        blocker = loop.run_in_executor(None, release.wait, 60)   # the executor's one thread is busy
+        client = _client(tmp_path, mode="off", timeout_s=0.3, num_retries=1, backoff_s=0.01)
+        try:
+            with pytest.raises(LLMError) as info:
+                await client.acomplete(MSG, task="closed_book", step="answer", question="who?")
+        finally:
+            release.set()
+            await blocker
+        return info.value, client.calls
+
+    with scripted({"closed_book": "Ann"}) as model:
+        err, calls = asyncio.run(main())
+        assert not model.received
+    assert err.kind == "timeout" and "no reply within the call's timeout of 0.3 s" in err.message
+    assert len(calls) == 1 and calls[0].attempts == 2 and calls[0].error.startswith("timeout: ")
