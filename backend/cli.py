@@ -342,7 +342,8 @@ def _cmd_serve_model(args: argparse.Namespace) -> int:
     try:
         # a non-loopback host is allowed only when given explicitly with --host (serve() warns)
         serve(settings, allow_remote=args.host is not None, warmup=not args.no_warmup,
-              log_level=args.log_level, access_log=args.log_level in ("info", "debug", "trace"))
+              log_level=args.log_level, access_log=args.log_level in ("info", "debug", "trace"),
+              request_log=args.request_log)
     except OSError as err:
         print(f"error: cannot listen on {settings.host}:{settings.port}: {err}", file=sys.stderr)
         return 1
@@ -443,6 +444,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--hang-s", type=float, default=3600.0, help="how long a hanging request sleeps")
     p.add_argument("--seed", type=int, default=0, help="seed of the (deterministic) fault decisions")
     p.add_argument("--no-warmup", action="store_true", help="do not load the reader before serving")
+    p.add_argument("--request-log", metavar="FILE", default=None,
+                   help="append one JSON line per chat request as it ends: number, arrival and end times, fault, "
+                        "status, a hash of its messages (never their text or a header)")
     p.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"])
     p.set_defaults(func=_cmd_serve_model)
     return parser

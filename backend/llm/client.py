@@ -351,11 +351,20 @@ class LLMClient:
 
         async def attempt():
             req.attempts += 1
-            return await litellm.acompletion(**req.kwargs)
+            # litellm's timeout covers the HTTP exchange only, not its hop through the loop's executor before it:
+            # bound the whole attempt, so no attempt outlives the timeout whatever it waits for
+            try:
+                return await asyncio.wait_for(litellm.acompletion(**req.kwargs), self.config.timeout_s)
+            except TimeoutError:
+                raise TimeoutError(f"no reply within the call's timeout of {self.config.timeout_s:g} s") from None
 
         try:
             async with self._slots():
                 reply = self._reply(await self._retrying(tenacity.AsyncRetrying)(attempt))
+        except asyncio.CancelledError:
+            if req.attempts:  # requests went out: the call is recorded, as cancelled
+                self._fail(asyncio.CancelledError("cancelled: the caller stopped waiting for this call"), req)
+            raise
         except Exception as exc:  # noqa: BLE001
             raise self._fail(exc, req) from exc
         return self._done(req, reply)

@@ -18,11 +18,18 @@ Endpoints: ``POST /v1/chat/completions`` (also ``/chat/completions``), ``GET /v1
 ``/models``), ``GET /health``. A request body may carry ``conflictlens_task`` (the task fields the
 client sends with ``LLMConfig.send_task_fields=True``); the offline model then answers from those
 fields, otherwise from the prompt. Request headers (and so API keys) are never read or logged.
+
+Every chat request is also recorded when it ends (``app.state.requests``; with ``request_log``, one JSON line per
+request appended to that file as it ends): its number, when it arrived and ended (``time.time()``), the fault it
+drew, the HTTP status sent (499: the client went away first) and a sha256 of its messages (never the text, never a
+header). The fault suite reads it back to check, per request, that retries are bounded and back off and that a
+hung request is abandoned at the client's timeout.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import ipaddress
 import json
 import random
@@ -34,6 +41,7 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -213,11 +221,30 @@ def _stream(completion: dict[str, Any]) -> StreamingResponse:
     return StreamingResponse(events(), media_type="text/event-stream")
 
 
-def create_app(settings: ServerSettings | None = None) -> Starlette:
-    """The Starlette app. ``app.state.stats`` counts chat requests by outcome (for tests and /health)."""
+def messages_key(messages: list[dict[str, Any]]) -> str:
+    """The request-log key of a conversation: sha256 of its (role, text) pairs, as the server reads them. A test
+    computes the same key from an ``LLMCall.messages`` to match a recorded call with the requests it sent."""
+    pairs = [[str(m.get("role", "user")), _text(m.get("content"))] for m in messages]
+    return hashlib.sha256(json.dumps(pairs, ensure_ascii=False).encode("utf-8")).hexdigest()
+
+
+def create_app(settings: ServerSettings | None = None, request_log: str | Path | None = None) -> Starlette:
+    """The Starlette app. ``app.state.stats`` counts chat requests by outcome (for tests and /health);
+    ``app.state.requests`` records each one as it ends, and ``request_log`` (a file) gets the same records as
+    JSON lines."""
     settings = settings or ServerSettings()
     lock = threading.Lock()
     stats = {"requests": 0, "ok": 0, "fail": 0, "hang": 0, "garbage": 0, "bad_request": 0, "error": 0}
+    requests: list[dict[str, Any]] = []
+    log_file = open(request_log, "a", encoding="utf-8") if request_log else None  # noqa: SIM115 - app lifetime
+
+    def record(n: int, received: float, key: str | None, fault: str, status: int) -> None:
+        entry = {"n": n, "received": received, "ended": time.time(), "key": key, "fault": fault, "status": status}
+        with lock:
+            requests.append(entry)
+            if log_file is not None:
+                log_file.write(json.dumps(entry) + "\n")
+                log_file.flush()
 
     def bump(key: str) -> int:
         with lock:
@@ -226,26 +253,32 @@ def create_app(settings: ServerSettings | None = None) -> Starlette:
             return n
 
     async def chat(request: Request) -> Response:
-        n = bump("requests")
+        n, received = bump("requests"), time.time()
         try:
             body = await request.json()
         except (json.JSONDecodeError, UnicodeDecodeError):
             bump("bad_request")
+            record(n, received, None, "bad_request", 400)
             return _error(400, "the request body is not valid JSON", "invalid_request_error")
         checked = _validate(body)
         if isinstance(checked, JSONResponse):
             bump("bad_request")
+            record(n, received, None, "bad_request", checked.status_code)
             return checked
         messages, fields = checked
+        key = messages_key(messages)
         model = str(body.get("model") or settings.model_name)
         fault = decide(settings, n)
         if not await _sleep_unless_disconnected(request, settings.latency_ms / 1000.0):
+            record(n, received, key, fault.kind, 499)
             return Response(status_code=499)
         bump(fault.kind)
         if fault.kind == "fail":
+            record(n, received, key, "fail", fault.status)
             return _fault_error(fault.status)
         if fault.kind == "hang":
-            await _sleep_unless_disconnected(request, settings.hang_s)
+            finished = await _sleep_unless_disconnected(request, settings.hang_s)
+            record(n, received, key, "hang", 504 if finished else 499)
             return _error(504, "hung request ended (serve-model --hang-rate)", "server_error", "timeout")
         prompt_tokens = sum(approx_tokens(m["content"]) for m in messages)
         if fault.kind == "garbage":
@@ -257,8 +290,10 @@ def create_app(settings: ServerSettings | None = None) -> Starlette:
                 text = await anyio.to_thread.run_sync(respond, messages, fields)
             except Exception as exc:  # noqa: BLE001 - report, do not crash the server
                 bump("error")
+                record(n, received, key, "error", 500)
                 return _error(500, f"offline model failed: {type(exc).__name__}: {exc}", "server_error",
                               "model_error")
+        record(n, received, key, fault.kind, 200)
         completion = _completion(model, text, prompt_tokens)
         return _stream(completion) if body.get("stream") else JSONResponse(completion)
 
@@ -280,6 +315,7 @@ def create_app(settings: ServerSettings | None = None) -> Starlette:
         Route("/health", health, methods=["GET"]),
     ])
     app.state.stats = stats
+    app.state.requests = requests
     app.state.settings = settings
     return app
 
@@ -320,8 +356,9 @@ def warm_up() -> float:
 
 
 def serve(settings: ServerSettings, *, allow_remote: bool = False, warmup: bool = True,
-          log_level: str = "info", access_log: bool = True) -> None:
-    """Run the server until interrupted. Refuses a non-loopback host unless ``allow_remote``."""
+          log_level: str = "info", access_log: bool = True, request_log: str | Path | None = None) -> None:
+    """Run the server until interrupted. Refuses a non-loopback host unless ``allow_remote``; ``request_log``:
+    a file that gets one JSON line per chat request (``create_app``)."""
     import uvicorn
 
     if not is_loopback(settings.host):
@@ -337,7 +374,7 @@ def serve(settings: ServerSettings, *, allow_remote: bool = False, warmup: bool 
     host = f"[{settings.host}]" if ":" in settings.host else settings.host
     print(f"serving offline model as {settings.model_name!r} at http://{host}:{port}/v1 "
           f"(litellm: model='openai/{settings.model_name}', api_base='http://{host}:{port}/v1')", flush=True)
-    server = uvicorn.Server(_config(create_app(settings), log_level, access_log))
+    server = uvicorn.Server(_config(create_app(settings, request_log), log_level, access_log))
     try:
         server.run(sockets=[sock])
     finally:
@@ -364,6 +401,11 @@ class RunningServer:
     @property
     def stats(self) -> dict[str, int]:
         return dict(self.app.state.stats)
+
+    @property
+    def requests(self) -> list[dict[str, Any]]:
+        """Every chat request that has ended, in the order they ended (``create_app``)."""
+        return list(self.app.state.requests)
 
     def start(self, timeout: float = 10.0) -> RunningServer:
         self._thread.start()

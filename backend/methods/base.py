@@ -144,12 +144,37 @@ class Method:
         return run_sync(self.arun(question, ctx))
 
 
+async def gather_all(*aws):
+    """``asyncio.gather`` that lets every awaitable finish before raising the first failure. A method's concurrent
+    calls all end before its result is built, so the result lists every request the method sent and nothing of it
+    runs on after (``asyncio.gather`` raises at once and leaves the others running, unrecorded)."""
+    results = await asyncio.gather(*aws, return_exceptions=True)
+    for result in results:
+        if isinstance(result, BaseException):
+            raise result
+    return results
+
+
+#: Threads of a run's default executor. litellm's ``acompletion`` hops through it on every model call, and methods
+#: run their blocking work there too (embedding, index search); asyncio's default (cores + 4: 6 on two cores) let a
+#: few questions' threads, parked on a first use (the embedding model's load, the index's build), hold up every
+#: model call of the run for as long (measured: 20 s before the first request of a 50-question evaluation).
+EXECUTOR_THREADS = 64
+
+
+async def _on_roomy_executor(coro):
+    asyncio.get_running_loop().set_default_executor(
+        ThreadPoolExecutor(max_workers=EXECUTOR_THREADS, thread_name_prefix="conflictlens-run"))
+    return await coro
+
+
 def run_sync(coro):
     """Run a coroutine to completion from sync code, even when this thread already runs an event loop
-    (Jupyter, Playwright's sync API): then it runs on a fresh loop in a worker thread."""
+    (Jupyter, Playwright's sync API): then it runs on a fresh loop in a worker thread. The loop's default executor
+    has ``EXECUTOR_THREADS`` threads."""
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return asyncio.run(coro)
+        return asyncio.run(_on_roomy_executor(coro))
     with ThreadPoolExecutor(max_workers=1) as pool:
-        return pool.submit(asyncio.run, coro).result()
+        return pool.submit(asyncio.run, _on_roomy_executor(coro)).result()

@@ -49,7 +49,7 @@ import random
 
 from backend.answers import cluster, contains_match, normalize
 from backend.llm.formats import parse_agent_response, parse_all_correct_answers
-from backend.methods.base import Method, Outcome, RunContext, passages_field
+from backend.methods.base import Method, Outcome, RunContext, gather_all, passages_field
 from backend.schema import (Document, MadamAgent, MadamAggregation, MadamAnswerSupport, MadamRound, MadamTrace,
                             MadamTurn, Question)
 
@@ -265,7 +265,7 @@ class MadamRAG(Method):
                 fields={"passages": passages_field([doc]), "round": t, "history": lines or []})
             return parse_turn(agent, t, call.response or "", history, call.id)
 
-        turns = await asyncio.gather(*(turn(i, d) for i, d in enumerate(docs, start=1)))
+        turns = await gather_all(*(turn(i, d) for i, d in enumerate(docs, start=1)))
         return MadamRound(round=t, turns=list(turns))
 
     async def aggregate(self, ctx: RunContext, question: Question, rnd: MadamRound) -> MadamAggregation:
@@ -311,10 +311,11 @@ class MadamRAG(Method):
                     break
                 pending[t] = asyncio.create_task(self.aggregate(ctx, question, rnd))
                 previous = rnd
-            await asyncio.gather(*pending.values())
+            await gather_all(*pending.values())
         finally:
             for task in pending.values():
                 if not task.done():
                     task.cancel()
-                elif not task.cancelled():
-                    task.exception()  # retrieved, so a failure is reported once (by the raise above)
+            # let the cancelled aggregations wind down (their calls get recorded) before the result is built;
+            # their failures are retrieved here, so a failure is reported once (by the raise above)
+            await asyncio.gather(*pending.values(), return_exceptions=True)

@@ -23,13 +23,15 @@ def _free_port() -> int:
 
 
 @contextmanager
-def app_server(env: dict | None = None):
-    """``streamlit run app.py`` on a free loopback port (``env``: its environment); yields its URL."""
+def app_server(env: dict | None = None, log=None):
+    """``streamlit run app.py`` on a free loopback port (``env``: its environment; ``log``: a file that gets its
+    output); yields its URL."""
     port = _free_port()
+    out = open(log, "w") if log else subprocess.PIPE  # noqa: SIM115 - closed below
     proc = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.port", str(port),
          "--server.address", "127.0.0.1", "--server.headless", "true"],
-        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, text=True)
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -40,7 +42,8 @@ def app_server(env: dict | None = None):
             time.sleep(0.3)
     else:
         proc.kill()
-        pytest.fail(f"the app did not start: {proc.stdout.read()[-2000:]}")
+        proc.wait()
+        pytest.fail(f"the app did not start: {(open(log).read() if log else proc.stdout.read())[-2000:]}")
     try:
         yield url
     finally:
@@ -49,6 +52,8 @@ def app_server(env: dict | None = None):
             proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
             proc.kill()
+        if log:
+            out.close()
 
 
 @pytest.fixture(scope="session")

@@ -123,3 +123,58 @@ def test_keys_from_the_environment_are_redacted_from_provider_errors(tmp_path, m
         with pytest.raises(LLMError) as err:
             client.complete(MSG, task="closed_book", step="a", question="who?")
     assert secret not in err.value.message and secret not in client.calls[0].error and "***" in err.value.message
+
+
+def test_an_attempt_never_outlives_its_timeout_even_when_the_executor_is_stalled(tmp_path):
+    """litellm's ``acompletion`` hops through the loop's default executor before its HTTP timeout starts; the
+    client bounds the whole attempt, so a call whose hop cannot start still fails at its timeout (and retries)."""
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    release = threading.Event()
+
+    async def main():
+        loop = asyncio.get_running_loop()
+        loop.set_default_executor(ThreadPoolExecutor(max_workers=1))
+        blocker = loop.run_in_executor(None, release.wait, 60)   # the executor's one thread is busy
+        client = _client(tmp_path, mode="off", timeout_s=0.3, num_retries=1, backoff_s=0.01)
+        try:
+            with pytest.raises(LLMError) as info:
+                await client.acomplete(MSG, task="closed_book", step="answer", question="who?")
+        finally:
+            release.set()
+            await blocker
+        return info.value, client.calls
+
+    with scripted({"closed_book": "Ann"}) as model:
+        err, calls = asyncio.run(main())
+        assert not model.received
+    assert err.kind == "timeout" and "no reply within the call's timeout of 0.3 s" in err.message
+    assert len(calls) == 1 and calls[0].attempts == 2 and calls[0].error.startswith("timeout: ")
+
+
+def test_a_failed_call_lets_its_siblings_finish_and_be_recorded_first(tmp_path):
+    """``gather_all`` (what methods use for concurrent calls) raises the first failure only once every sibling has
+    ended, so the method's result lists every call it made; ``asyncio.gather`` would leave the slow one running."""
+    import time
+
+    from backend.methods.base import gather_all
+
+    def broken(fields):
+        raise ValueError("no reply")
+
+    def slow(fields):
+        time.sleep(0.3)
+        return "Ann"
+
+    async def main():
+        client = _client(tmp_path, mode="off", num_retries=0)
+        ask = lambda task: client.acomplete(MSG, task=task, step=task, question="who?")  # noqa: E731
+        with pytest.raises(LLMError):
+            await gather_all(ask("closed_book"), ask("keyword_answer"))
+        return client.calls   # read at once, as Method.arun does when it builds the result
+
+    with scripted({"closed_book": broken, "keyword_answer": slow}):
+        calls = asyncio.run(main())
+    assert sorted((c.task, c.response, bool(c.error)) for c in calls) == [("closed_book", None, True),
+                                                                          ("keyword_answer", "Ann", False)]

@@ -11,7 +11,7 @@ from functools import lru_cache
 import numpy as np
 
 from backend.llm.formats import is_idk, parse_numbered_list, parse_option, parse_short_answer, parse_soft_bias
-from backend.methods.base import Method, Outcome, RunContext
+from backend.methods.base import Method, Outcome, RunContext, gather_all
 from backend.methods.bridge import prompts
 from backend.methods.bridge.demos import DEMOS
 from backend.methods.bridge.scorer import KnowledgeScorer
@@ -153,7 +153,7 @@ class BRIDGE(Method):
             answers = answers + ["I don't know"] * (len(gen_queries) - len(answers))
             return [BridgeKnowledge(sub_query=q, text=a, idk=is_idk(a)) for q, a in zip(gen_queries, answers)]
 
-        cycle.k_ret, cycle.k_gen = await asyncio.gather(asyncio.to_thread(retrieve), generate())
+        cycle.k_ret, cycle.k_gen = await gather_all(asyncio.to_thread(retrieve), generate())
 
     # -- Step 3: Knowledge Scorer; Step 4: the tree ----------------------------------------------------------
 
@@ -233,7 +233,7 @@ class BRIDGE(Method):
         trace.k_ext = "\n".join(d.text for d in docs) or IDK_TEXT
         trace.k_ext_ids = [d.id for d in docs]
         # the allocator, K_int and the sub-queries need nothing from each other: one round trip
-        bias_call, (trace.k_int, int_call), (queries, sub_call) = await asyncio.gather(
+        bias_call, (trace.k_int, int_call), (queries, sub_call) = await gather_all(
             self.allocate(ctx, question, trace), self.internal(ctx, question), self.sub_queries(ctx, question))
         trace.k_int_idk = trace.k_int == IDK_TEXT
         trace.s_r, trace.s_g = math.ceil(round(trace.r_p * self.n, 6)), math.ceil(round(trace.g_p * self.n, 6))

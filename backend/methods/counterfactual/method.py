@@ -3,9 +3,7 @@ the two counterfactual branches), judgment, fusion, the post-fusion override (se
 
 from __future__ import annotations
 
-import asyncio
-
-from backend.methods.base import Method, Outcome, RunContext
+from backend.methods.base import Method, Outcome, RunContext, gather_all
 from backend.methods.counterfactual import prompts
 from backend.methods.counterfactual.parse import (THRESHOLD, judge, parse_keep_discard, parse_probability,
                                                   parse_reply)
@@ -104,7 +102,7 @@ class CounterfactualRAG(Method):
             return name, call
 
         fusion = CFFusion(strategy="probability", decision="discard")
-        for name, call in await asyncio.gather(*(probability(s) for s in SCENARIOS)):
+        for name, call in await gather_all(*(probability(s) for s in SCENARIOS)):
             value, note = parse_probability(call.response or "")
             fusion.probabilities[name], fusion.raw_probabilities[name] = value, call.response or ""
             fusion.call_ids.append(call.id)
@@ -124,7 +122,7 @@ class CounterfactualRAG(Method):
                                     threshold=self.threshold, substring=self.substring,
                                     refusal_scope=self.refusal_scope, passages=passages)
         trace.rag = rag = await self.rag_answer(ctx, question, passages)
-        results = await asyncio.gather(*(self.branch(ctx, question, passages, rag, s) for s in SCENARIOS))
+        results = await gather_all(*(self.branch(ctx, question, passages, rag, s) for s in SCENARIOS))
         branches = dict(zip(SCENARIOS, results))
         trace.branches = [b for b, _ in results]
         quality, usage = branches["quality"][0].decision, branches["usage"][0].decision

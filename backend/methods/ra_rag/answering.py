@@ -3,7 +3,6 @@ bidirectional-entailment clustering. Shared by stage 1 (calibration) and stage 2
 
 from __future__ import annotations
 
-import asyncio
 import re
 from collections import Counter
 from collections.abc import Sequence
@@ -11,7 +10,7 @@ from dataclasses import dataclass, field
 
 from backend.answers import normalize
 from backend.llm.formats import is_idk, parse_short_answer, parse_yes_no
-from backend.methods.base import RunContext, passages_field
+from backend.methods.base import RunContext, gather_all, passages_field
 from backend.schema import Document, Question, RAEntailment, RASourceAnswer
 
 # --- §3.1 keyword-based system prompt --------------------------------------------------------------
@@ -149,8 +148,8 @@ async def cluster_by_entailment(question: str, rows: list[RASourceAnswer], ctx: 
             continue
         mapping[key] = key
         rest = [k for k in keys[i + 1:] if k not in mapping]
-        pairs = await asyncio.gather(*(asyncio.gather(_entails(question, reps[key], reps[k], ctx),
-                                                      _entails(question, reps[k], reps[key], ctx)) for k in rest))
+        pairs = await gather_all(*(gather_all(_entails(question, reps[key], reps[k], ctx),
+                                              _entails(question, reps[k], reps[key], ctx)) for k in rest))
         for k, (ab, ba) in zip(rest, pairs):
             judged += [ab, ba]
             if ab.entails and ba.entails:

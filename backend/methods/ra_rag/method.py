@@ -7,7 +7,7 @@ import hashlib
 from collections.abc import Awaitable, Sequence
 from typing import Any, Literal
 
-from backend.methods.base import Method, Outcome, Progress, RunContext
+from backend.methods.base import Method, Outcome, Progress, RunContext, gather_all
 from backend.methods.ra_rag.answering import KEYWORD_SYSTEM, answer_source, cluster_by_entailment
 from backend.methods.ra_rag.stage1 import CACHE_FOLDER, TIES, Ties, calibrate, calibration_key
 from backend.methods.ra_rag.voting import Vote, kappa_rrss, rank_sources, weighted_vote
@@ -125,13 +125,13 @@ class RARAG(Method):
 
         walk: list[RAWalkStep] = []
         if variant != "rrss":
-            await asyncio.gather(*(ask(s) for s in ranked))
+            await gather_all(*(ask(s) for s in ranked))
         if not per_doc:
             walk, _ = await kappa_rrss(ranked, ask, self.kappa)
         walked = {w.source for w in walk if w.status != "not_queried"}
         walk_calls = sum(asked[s].result().called for s in walked)
         if variant == "rrss" and self.compare_all:
-            await asyncio.gather(*(ask(s, "compare_answer") for s in ranked))
+            await gather_all(*(ask(s, "compare_answer") for s in ranked))
         rows = {s: t.result() for s, t in asked.items()}
         trace = RARAGTrace(variant=variant, evidence_mode=ctx.evidence_mode, per_document=per_doc, kappa=self.kappa,
                            top_k=self.top_k, align_threshold=self.align_threshold, clustering=self.clustering,

@@ -25,7 +25,6 @@ depend on source order at all. ``ties="source_order"`` reproduces the released c
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
 import time
@@ -35,7 +34,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from backend.methods.base import Progress, RunContext
+from backend.methods.base import Progress, RunContext, gather_all
 from backend.schema import Question, RASourceAnswer, ReliabilityEstimate, ReliabilityIteration, SourceReliability
 
 Ties = Literal["skip", "source_order"]
@@ -190,12 +189,12 @@ async def calibrate(questions: Sequence[Question], sources: Sequence[str], ctx: 
         return row
 
     async def question_row(q: Question) -> list[RASourceAnswer]:
-        row = list(await asyncio.gather(*(one(q, s) for s in sources)))
+        row = list(await gather_all(*(one(q, s) for s in sources)))
         if cluster is not None:
             await cluster(q, row)
         return row
 
-    matrix = await asyncio.gather(*(question_row(q) for q in questions))
+    matrix = await gather_all(*(question_row(q) for q in questions))
     est = estimate_reliability([[r.cluster for r in row] for row in matrix], scale=scale, max_iter=max_iter,
                                stable_init=stable_init, ties=ties)
     calls = ctx.client.calls

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
 import math
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
 from backend.schema import RASourceAnswer, RAWalkStep
+from backend.methods.base import gather_all
 
 # --- eq. 1 weighted majority voting ----------------------------------------------------------------
 
@@ -57,7 +57,7 @@ async def kappa_rrss(ranked: Sequence[str], ask: Callable[[str], Awaitable[RASou
     while len(selected) < kappa and pos < len(ranked):
         batch = list(ranked[pos:pos + kappa - len(selected)])
         pos += len(batch)
-        for source, row in zip(batch, await asyncio.gather(*(ask(s) for s in batch))):
+        for source, row in zip(batch, await gather_all(*(ask(s) for s in batch))):
             answers[source] = row
             if row.cluster is not None:
                 selected.append(source)
