@@ -5,6 +5,7 @@ import socket
 import subprocess
 from contextlib import contextmanager
 import sys
+import tempfile
 import time
 import urllib.request
 
@@ -25,9 +26,9 @@ def _free_port() -> int:
 @contextmanager
 def app_server(env: dict | None = None, log=None):
     """``streamlit run app.py`` on a free loopback port (``env``: its environment; ``log``: a file that gets its
-    output); yields its URL."""
+    output, else a temporary file: an unread pipe would block a chatty server once full); yields its URL."""
     port = _free_port()
-    out = open(log, "w") if log else subprocess.PIPE  # noqa: SIM115 - closed below
+    out = open(log, "w") if log else tempfile.TemporaryFile("w+")  # noqa: SIM115 - closed below
     proc = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.port", str(port),
          "--server.address", "127.0.0.1", "--server.headless", "true"],
@@ -43,7 +44,10 @@ def app_server(env: dict | None = None, log=None):
     else:
         proc.kill()
         proc.wait()
-        pytest.fail(f"the app did not start: {(open(log).read() if log else proc.stdout.read())[-2000:]}")
+        out.flush()
+        if not log:
+            out.seek(0)
+        pytest.fail(f"the app did not start: {(open(log).read() if log else out.read())[-2000:]}")
     try:
         yield url
     finally:
@@ -52,8 +56,7 @@ def app_server(env: dict | None = None, log=None):
             proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
             proc.kill()
-        if log:
-            out.close()
+        out.close()
 
 
 @pytest.fixture(scope="session")
