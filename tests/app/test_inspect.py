@@ -6,13 +6,14 @@ from streamlit.testing.v1 import AppTest
 
 from backend.methods import ALL_METHODS, METHODS
 from components.safe import md
+from tests.app.conftest import wait_for_runs
 from tests.conftest import ROOT
 
 APP = str(ROOT / "app.py")
 
 
 def test_home_page_is_inspect_and_fills_every_column():
-    at = AppTest.from_file(APP, default_timeout=180).run()
+    at = wait_for_runs(AppTest.from_file(APP, default_timeout=180).run())
     assert not at.exception, at.exception
     assert at.title[0].value == "Inspect"
     frame = next(f.value for f in at.dataframe if "method" in f.value.columns)
@@ -31,14 +32,14 @@ def test_home_page_is_inspect_and_fills_every_column():
 def test_query_params_restore_the_view():
     at = AppTest.from_file(APP, default_timeout=180)
     at.query_params.update({"dataset": "ramdocs_dev", "question": "ramdocs-0002", "methods": "vanilla_rag"})
-    at.run()
+    wait_for_runs(at.run())
     assert not at.exception, at.exception
     assert "What sport is William Carrier associated with?" in [t.value for t in at.text]
     assert at.multiselect(key="inspect.methods").value == ["vanilla_rag"]
     frame = next(f.value for f in at.dataframe if "method" in f.value.columns)
     assert list(frame["method"]) == ["vanilla_rag"]
     # and the page writes the current view back into the URL
-    at.multiselect(key="inspect.methods").set_value(["no_rag", "vanilla_rag"]).run()
+    wait_for_runs(at.multiselect(key="inspect.methods").set_value(["no_rag", "vanilla_rag"]).run())
     assert at.query_params["methods"] == ["no_rag,vanilla_rag"] or at.query_params["methods"] == "no_rag,vanilla_rag"
     assert at.query_params["question"] in ("ramdocs-0002", ["ramdocs-0002"])
 
@@ -48,7 +49,7 @@ def test_stage1_is_reported_apart_from_the_questions_own_calls():
     as dataset-level work under the column and in the table, not folded into the question's calls."""
     at = AppTest.from_file(APP, default_timeout=300)
     at.query_params.update({"dataset": "multisource", "question": "ms-0003", "methods": "ra_rag"})
-    at.run()
+    wait_for_runs(at.run())
     assert not at.exception, at.exception
     captions = [c.value for c in at.caption]
     stage1 = next(c for c in captions if c.startswith("Dataset-level"))
@@ -75,7 +76,7 @@ def test_a_failing_hosted_model_says_why_once(monkeypatch, model, api_base, mess
     at.run()
     at.text_input(key="app.model").set_value(model).run()
     at.text_input(key="app.api_base").set_value(api_base).run()
-    at.button(key="inspect.run").click().run()
+    wait_for_runs(at.button(key="inspect.run").click().run())
     assert not at.exception, at.exception
     assert [e.value for e in at.error] == [md(message)]  # one cause: one message, not one per method
     (details,) = [x for x in at.expander if x.label.startswith("Details")]
