@@ -52,7 +52,7 @@ est = runs.cached_prepared(selection, "ra_rag", **stage1) if multi else None
 results = None if job else (runs.cached_results(selection, ["ra_rag"], **settings)
                             or runs.replayed(selection, ["ra_rag"], **settings))
 buttons = st.columns(2)
-if buttons[0].button("Run RA-RAG", type="primary", key=key(PAGE, "run")):
+if buttons[0].button("Run RA-RAG", type="primary", key=key(PAGE, "run"), disabled=job is not None):
     job = runs.start_run(selection, ["ra_rag"], **settings)
 if multi and est is None and buttons[1].button("Estimate source reliability (stage 1)", key=key(PAGE, "stage1"),
                                                disabled=job is not None):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from collections.abc import Callable
 
 import streamlit as st
@@ -132,15 +133,25 @@ def _collect() -> None:
         st.session_state.setdefault(RESULTS_KEY, {})[k] = job.results()
 
 
+_PREPARING: dict[tuple, threading.Lock] = {}  # one lock per artefact, for every session of the process
+_PREPARING_LOCK = threading.Lock()
+
+
 def _prepare_first(job: Job, run: Runner, name: str) -> None:
     """``name``'s dataset-level preparation when it is not done yet, with its progress in ``job.stage``; the
-    retrieval index is built first in retrieve mode (with its own progress)."""
-    if run.prepare_key(name) is None or run.prepared(name) is not None:
+    retrieval index is built first in retrieve mode (with its own progress). Runs that need the same artefact at
+    once (two questions opened in turn on Inspect, two tabs) compute it once: the others wait, then load it."""
+    if (k := run.prepare_key(name)) is None or run.prepared(name) is not None:
         return
-    if run.evidence_mode == "retrieve":
-        run.retriever().build(on_progress=job.progress("Embedding documents", "document"))
-    run.prepare(name, on_progress=job.progress(run.method(name).prepare_label))
-    job.stage = None
+    with _PREPARING_LOCK:
+        lock = _PREPARING.setdefault((run.stripped.name, name, k), threading.Lock())
+    with lock:
+        if run.prepared(name) is not None:  # computed by another run while this one waited
+            return
+        if run.evidence_mode == "retrieve":
+            run.retriever().build(on_progress=job.progress("Embedding documents", "document"))
+        run.prepare(name, on_progress=job.progress(run.method(name).prepare_label))
+        job.stage = None
 
 
 def _run_work(run: Runner, question: Question, methods: list[str]) -> Callable[[Job], None]:
