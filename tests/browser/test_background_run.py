@@ -19,8 +19,11 @@ def test_a_run_goes_on_while_the_user_visits_another_page(app_url, browser):
     with running_server(latency_ms=5000) as model_server:  # every reply takes 5 s: the run is in flight a while
         page = browser.new_page(viewport={"width": 1400, "height": 1200})
         try:
+            page.goto(f"{app_url}/calls", timeout=90_000)  # a fresh server's first request can drop ?methods=
+            _wait(page, "cached replies in")
             page.goto(f"{app_url}/inspect?methods={','.join(METHODS)}", timeout=90_000)
             _wait(page, "Download this inspection as HTML")  # the offline model ran by itself; now a served one
+            page.keyboard.press("Escape")  # a "Page not found" notice of the server's first requests, if any
             sidebar = page.get_by_test_id("stSidebar")
             sidebar.get_by_text("Model", exact=True).click()
             for label, value in (("api_base (optional)", model_server.base_url), ("litellm model", "hosted_vllm/reader")):
