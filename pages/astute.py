@@ -9,7 +9,7 @@ from components import astute as view
 from components.failures import render_failure
 from components.safe import md
 from components.session.navigation import ensure_navigation
-from components.session.runs import cached_result, replayed, run_methods
+from components.session.runs import cached_result, follow, replayed, running, start_run
 from components.session.state import init_page_state, key, require_selection
 
 PAGE = "astute"
@@ -25,8 +25,10 @@ st.caption(f"{md(question.id)} · {plural(len(question.documents), 'external pas
 if selection.model.model.startswith("offline/"):
     st.caption(MODEL_NOTE)
 if st.button("Run", type="primary", key=key(PAGE, "run")):
-    with st.spinner("Generating internal passages and consolidating…"):
-        run_methods(selection, ["astute"])
+    start_run(selection, ["astute"])
+if (job := running(selection, ["astute"])) is not None:  # goes on in the background whatever the user clicks
+    follow(job, "Generating internal passages and consolidating")
+    st.stop()
 result = cached_result(selection, "astute") or (replayed(selection, ["astute"]) or {}).get("astute")
 if result is None:
     st.info("Press Run (results are cached: re-running costs no model calls).")

@@ -8,7 +8,7 @@ from components import bridge as view
 from components.failures import render_failure
 from components.safe import md
 from components.session.navigation import ensure_navigation
-from components.session.runs import cached_result, replayed, run_methods
+from components.session.runs import cached_result, follow, replayed, running, start_run
 from components.session.state import init_page_state, key, require_selection
 
 PAGE = "bridge"
@@ -24,8 +24,10 @@ st.caption(f"{md(question.id)} · {options}")
 if selection.model.model.startswith("offline/"):
     st.caption(MODEL_NOTE)
 if st.button("Run", type="primary", key=key(PAGE, "run")):
-    with st.spinner("Allocating, collecting knowledge and walking the tree…"):
-        run_methods(selection, ["bridge"])
+    start_run(selection, ["bridge"])
+if (job := running(selection, ["bridge"])) is not None:  # goes on in the background whatever the user clicks
+    follow(job, "Allocating, collecting knowledge and walking the tree")
+    st.stop()
 result = cached_result(selection, "bridge") or (replayed(selection, ["bridge"]) or {}).get("bridge")
 if result is None:
     st.info("Press Run (results are cached: re-running costs no model calls).")

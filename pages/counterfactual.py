@@ -7,17 +7,17 @@ import streamlit as st
 from backend.llm.offline import MODEL_NOTE
 from backend.methods.counterfactual import FUSIONS
 from backend.report.text import plural
-from backend.risk import risk_sweep
 from components import counterfactual as view
 from components.failures import render_failure, render_failures
 from components.safe import md
-from components.session import progress
+from components.session.runs import cached_result, follow, jobs, replayed, running, start_run, start_sweep
 from components.session.navigation import ensure_navigation
-from components.session.runs import cached_result, replayed, run_methods, runner
 from components.session.state import init_page_state, key, require_selection
 
 PAGE = "counterfactual"
 SWEEPS = key(PAGE, "sweeps")  # (dataset, model, api_base, strategies, questions) -> RiskSweep, for the session
+
+
 ensure_navigation()
 init_page_state(PAGE, {"show_truth": False, "strategies": list(FUSIONS), "limit": None})
 st.title("Risk (counterfactual prompting)")
@@ -31,14 +31,16 @@ st.text(question.question)
 st.caption(f"{md(question.id)} · {plural(len(question.documents), 'document')} · model {md(selection.model.model)}")
 cols = st.columns([1, 3], vertical_alignment="center")
 if cols[0].button("Run", type="primary", key=key(PAGE, "run")):
-    with st.spinner("Asking the counterfactuals…"):
-        run_methods(selection, ["counterfactual"])
+    start_run(selection, ["counterfactual"])
 show_truth = cols[1].toggle("Show ground truth", key=key(PAGE, "show_truth"),
                             help="The label (A: the RAG answer is right, U: wrong), the fold and document types. "
                                  "The method never sees them.")
-result = cached_result(selection, "counterfactual") or (replayed(selection, ["counterfactual"]) or {}).get(
-    "counterfactual")
-if result is None:
+job = running(selection, ["counterfactual"])  # goes on in the background whatever the user clicks
+result = None if job else cached_result(selection, "counterfactual") or (
+    replayed(selection, ["counterfactual"]) or {}).get("counterfactual")
+if job is not None:
+    follow(job, "Asking the counterfactuals")
+elif result is None:
     st.info("Press Run (results are cached: re-running costs no model calls).")
 elif result.error or result.trace is None or result.trace.kind != "counterfactual":
     render_failure(st, "Counterfactual prompting failed on this question:", result.error, missing="no trace")
@@ -66,12 +68,15 @@ questions = ds.questions[: int(limit)] if limit else ds.questions
 wanted = (ds.path, selection.model.model, selection.model.api_base, tuple(strategies), len(questions))
 sweeps = st.session_state.setdefault(SWEEPS, {})
 if cols[2].button("Run over the dataset", type="primary", key=key(PAGE, "sweep"), disabled=not strategies):
-    bar = st.empty()
-    try:
-        sweeps[wanted] = risk_sweep(runner(selection), questions, tuple(strategies),
-                                    on_progress=progress.bar(bar, "Risk sweep (questions × configurations)", "run"))
-    finally:
-        bar.empty()
+    start_sweep(wanted, selection, questions, tuple(strategies))
+for k, done in jobs("sweep").collect().items():  # finished sweeps, whichever page the session was on meanwhile
+    if done.error:
+        render_failure(st, "The risk sweep failed:", done.error)
+    else:
+        sweeps[k] = done.value
+if (job := jobs("sweep").running(wanted)) is not None:  # goes on in the background whatever the user clicks
+    follow(job, "Risk sweep")
+    st.stop()
 
 sweep = sweeps.get(wanted)
 if sweep is None:  # an earlier sweep of this dataset and model, under other settings, rather than nothing

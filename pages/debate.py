@@ -9,7 +9,7 @@ from components import madam as view
 from components.failures import render_failure
 from components.safe import md
 from components.session.navigation import ensure_navigation
-from components.session.runs import cached_result, replayed, run_methods
+from components.session.runs import cached_result, follow, replayed, running, start_run
 from components.session.state import init_page_state, key, require_selection
 
 PAGE = "debate"
@@ -27,8 +27,10 @@ def _from_run():
     if selection.model.model.startswith("offline/"):
         st.caption(MODEL_NOTE)
     if st.button("Run", type="primary", key=key(PAGE, "run")):
-        with st.spinner("Debating…"):
-            run_methods(selection, ["madam"])
+        start_run(selection, ["madam"])
+    if (job := running(selection, ["madam"])) is not None:  # goes on in the background whatever the user clicks
+        follow(job, "Debating")
+        st.stop()
     result = cached_result(selection, "madam") or (replayed(selection, ["madam"]) or {}).get("madam")
     if result is None:
         st.info("Press Run (results are cached: re-running costs no model calls), or open a trace file.")

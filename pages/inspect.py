@@ -11,7 +11,7 @@ from components.failures import render_failures
 from components.inspect import render_column
 from components.safe import md
 from components.session.navigation import ensure_navigation
-from components.session.runs import cached_results, prepare_with_progress, replayed, run_methods_iter
+from components.session.runs import cached_results, follow, replayed, running, start_run
 from components.session.state import init_page_state, key, require_selection
 
 PAGE = "inspect"
@@ -33,24 +33,23 @@ show_truth = controls[1].toggle("Show ground truth", key=key(PAGE, "show_truth")
 run_clicked = controls[2].button("Run", type="primary", key=key(PAGE, "run"), disabled=not methods)
 st.query_params["methods"] = ",".join(methods)
 
-# what this session ran, else (for a hosted model, which waits for Run) what the reply cache alone can answer: a
-# shared link in a fresh tab shows it instead of "press Run"; the offline model simply runs, from the cache
-results = cached_results(selection, methods) or (replayed(selection, methods) if methods and not offline else None)
+# a run in flight (started here, perhaps before the user looked elsewhere) goes on in the background; else what
+# this session ran, else (for a hosted model, which waits for Run) what the reply cache alone can answer: a shared
+# link in a fresh tab shows it instead of "press Run"; the offline model simply runs, from the cache
+job = running(selection, methods) if methods else None
+results = cached_results(selection, methods)
+if results is None and job is None and methods and not offline:
+    results = replayed(selection, methods)
 # the offline model costs nothing, so its results appear without a click; hosted models wait for Run
-if methods and (run_clicked or (results is None and offline)):
-    prepare_with_progress(selection, methods, st.empty())  # dataset-level work first, with its own progress bar
-    columns = dict(zip(methods, st.columns(len(methods))))
-    progress = st.progress(0.0, text=f"Running {plural(len(methods), 'method')}…")
-    slots = {m: columns[m].empty() for m in methods}
-    for m in methods:
-        render_column(slots[m].container(), m, None, question, show_truth)
-    results = {}
-    for i, result in enumerate(run_methods_iter(selection, methods), start=1):
-        results[result.method] = result
-        render_column(slots[result.method].container(), result.method, result, question, show_truth)
-        progress.progress(i / len(methods), text=f"{i}/{plural(len(methods), 'method')} done")
-    progress.empty()
-    st.rerun()
+if methods and (run_clicked or (results is None and job is None and offline)):
+    job = start_run(selection, methods)  # the same run in flight is joined, not started again
+if job is not None:
+    def _columns(done: dict) -> None:
+        for column, name in zip(st.columns(len(methods)), methods):
+            render_column(column, name, done.get(name), question, show_truth)
+
+    follow(job, "Running", _columns)
+    st.stop()
 if not results:
     st.info("Press Run. Answers are cached, so re-running a question costs no model calls.")
     st.stop()

@@ -3,13 +3,11 @@ stage-1 source reliability over the dataset (estimated vs true, convergence)."""
 
 import streamlit as st
 
-from backend.llm.client import LLMError
 from backend.report.text import plural
-from backend.retrieval import RetrievalError
 from components import ra_rag as view
 from components.failures import render_failure
 from components.safe import md
-from components.session import progress, runs
+from components.session import runs
 from components.session.navigation import ensure_navigation
 from components.session.state import init_page_state, key, require_selection
 
@@ -44,36 +42,29 @@ else:
                                             "(the paper uses 200).")
 
 
-def _stage1():
-    """Run (or load) stage 1 with progress bars; None when documents name no source or stage 1 failed
-    (the error is shown)."""
-    if not multi:
-        return None
-    index_bar, bar = st.empty(), st.empty()
-    try:
-        return runs.prepare(selection, "ra_rag", evidence, calibration,
-                            on_progress=progress.bar(bar, "Stage 1: per-source answers"),
-                            on_index_progress=progress.bar(index_bar, "Embedding documents", unit="document"))
-    except (LLMError, RetrievalError) as err:  # stage 1 runs outside the Runner's per-method error handling
-        render_failure(st, "Stage 1 (source reliability) failed:", err)
-        return None
-    finally:
-        index_bar.empty()
-        bar.empty()
-
-
 settings = dict(evidence_mode=evidence, calibration=calibration, method_params={"ra_rag": {"compare_all": True}})
-est = runs.cached_prepared(selection, "ra_rag", evidence, calibration) if multi else None
-results = runs.cached_results(selection, ["ra_rag"], **settings) or runs.replayed(selection, ["ra_rag"], **settings)
+stage1 = dict(evidence_mode=evidence, calibration=calibration)
+# runs go on in the background whatever the user clicks (the first one on a dataset does stage 1 first)
+job = runs.running(selection, ["ra_rag"], **settings) or (runs.preparing(selection, "ra_rag", **stage1) if multi
+                                                           else None)
+failed = runs.prepare_failure(selection, "ra_rag", **stage1) if multi and job is None else None
+est = runs.cached_prepared(selection, "ra_rag", **stage1) if multi else None
+results = None if job else (runs.cached_results(selection, ["ra_rag"], **settings)
+                            or runs.replayed(selection, ["ra_rag"], **settings))
 buttons = st.columns(2)
-if buttons[0].button("Run RA-RAG", type="primary", key=key(PAGE, "run")):
-    est = est or _stage1()
-    if est is not None or not multi:  # a failed stage 1 was reported: running on would only repeat it
-        with st.spinner("Running RA-RAG on this question…"):
-            results = runs.run_methods(selection, ["ra_rag"], **settings)
-if multi and est is None and buttons[1].button("Estimate source reliability (stage 1)", key=key(PAGE, "stage1")):
-    est = _stage1()
-
+if buttons[0].button("Run RA-RAG", type="primary", key=key(PAGE, "run"), disabled=job is not None):
+    job = runs.start_run(selection, ["ra_rag"], **settings)
+if multi and est is None and buttons[1].button("Estimate source reliability (stage 1)", key=key(PAGE, "stage1"),
+                                               disabled=job is not None):
+    job = runs.start_prepare(selection, "ra_rag", **stage1)
+if job is not None:
+    runs.follow(job, "Running RA-RAG on this question")
+    st.stop()
+if failed:
+    render_failure(st, "Stage 1 (source reliability) failed:", failed)
+if multi and est is None and results is not None and results["ra_rag"].error:  # the run stopped at stage 1
+    render_failure(st, "Stage 1 (source reliability) failed:", results["ra_rag"].error)
+    results = None
 if results is None:
     st.info("Press Run RA-RAG: the first run on a dataset estimates source reliability (stage 1) with a progress "
             "bar; results are cached, so re-running costs no model calls.")

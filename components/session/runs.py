@@ -1,19 +1,25 @@
 """Running methods from the app: one call cache per process, one call log per session, results kept
 per (dataset, question, model, methods, settings) so switching back and forth never re-runs anything;
 methods' dataset-level artefacts (RA-RAG's stage-1 weights) kept per (dataset, model, settings), in the session
-and on disk (``backend.prepared``)."""
+and on disk (``backend.prepared``). Runs happen on worker threads owned by the session (``jobs``): a page starts
+one, polls it with ``follow`` while it is in flight, and finds its results with ``cached_results`` once it is done,
+whatever the user clicked in between."""
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Iterator
+import threading
+from collections.abc import Callable
 
 import streamlit as st
 
 from backend.llm.client import CallLog, LLMConfig, default_cache
+from backend.report.text import duration, plural, progress_text
 from backend.runner import Runner
-from backend.schema import MethodResult
+from backend.schema import MethodResult, Question
+from components.safe import md
+from components.session.jobs import Job, Jobs
 from components.session.state import Selection
 
 LOG_KEY = "app.call_log"
@@ -77,11 +83,13 @@ def _key(selection: Selection, methods: list[str], evidence_mode: str = "given",
 
 
 def cached_results(selection: Selection, methods: list[str], **settings) -> dict[str, MethodResult] | None:
+    _collect()
     return st.session_state.get(RESULTS_KEY, {}).get(_key(selection, methods, **settings))
 
 
 def cached_result(selection: Selection, method: str) -> MethodResult | None:
     """The latest cached result of one method for this selection, from any run that included it."""
+    _collect()
     found = None
     for k, results in st.session_state.get(RESULTS_KEY, {}).items():
         if k[:4] == _key(selection, [])[:4] and method in results:
@@ -108,22 +116,112 @@ def replayed(selection: Selection, methods: list[str], **settings) -> dict[str, 
     return results
 
 
-def run_methods(selection: Selection, methods: list[str], **settings) -> dict[str, MethodResult]:
-    """Run and keep the results in the session. ``settings``: evidence_mode, calibration (RA-RAG stage-1
-    questions), method_params."""
-    results = runner(selection, **settings).run(selection.question, methods)
-    st.session_state.setdefault(RESULTS_KEY, {})[_key(selection, methods, **settings)] = results
-    return results
+# --- running: on a worker thread owned by the session (``components.session.jobs``), never in the script thread --
+
+JOBS_KEY = "app.jobs"
+JOB_KINDS = ("run", "prepare", "sweep")  # "sweep": a page's own dataset-wide job (the Risk page's)
 
 
-def run_methods_iter(selection: Selection, methods: list[str], **settings) -> Iterator[MethodResult]:
-    """Yield results as methods finish; the full set is kept in the session once all are in."""
-    results: dict[str, MethodResult] = {}
-    for result in runner(selection, **settings).run_iter(selection.question, methods):
-        results[result.method] = result
-        yield result
-    key = _key(selection, methods, **settings)
-    st.session_state.setdefault(RESULTS_KEY, {})[key] = {m: results[m] for m in methods}
+def jobs(kind: str = "run") -> Jobs:
+    """The session's background jobs of one kind: "run" (methods on a question, keyed like the results),
+    "prepare" (a dataset-level preparation alone), "sweep"."""
+    assert kind in JOB_KINDS, kind
+    return st.session_state.setdefault(f"{JOBS_KEY}.{kind}", Jobs())
+
+
+def _collect() -> None:
+    """Move the finished runs' results to where ``cached_results`` looks (whichever page the session is on)."""
+    for k, job in jobs().collect().items():
+        st.session_state.setdefault(RESULTS_KEY, {})[k] = job.results()
+
+
+_PREPARING: dict[tuple, threading.Lock] = {}  # one lock per artefact, for every session of the process
+_PREPARING_LOCK = threading.Lock()
+
+
+def _prepare_first(job: Job, run: Runner, name: str) -> None:
+    """``name``'s dataset-level preparation when it is not done yet, with its progress in ``job.stage``; the
+    retrieval index is built first in retrieve mode (with its own progress). Runs that need the same artefact at
+    once (two questions opened in turn on Inspect, two tabs) compute it once: the others wait, then load it."""
+    if (k := run.prepare_key(name)) is None or run.prepared(name) is not None:
+        return
+    with _PREPARING_LOCK:
+        lock = _PREPARING.setdefault((run.stripped.name, name, k), threading.Lock())
+    with lock:
+        if run.prepared(name) is not None:  # computed by another run while this one waited
+            return
+        if run.evidence_mode == "retrieve":
+            run.retriever().build(on_progress=job.progress("Embedding documents", "document"))
+        run.prepare(name, on_progress=job.progress(run.method(name).prepare_label))
+        job.stage = None
+
+
+def _run_work(run: Runner, question: Question, methods: list[str]) -> Callable[[Job], None]:
+    def work(job: Job) -> None:
+        ready = []
+        for name in methods:  # dataset-level work first, each with its own progress; a failure is that method's
+            try:
+                _prepare_first(job, run, name)
+                ready.append(name)
+            except Exception as err:  # noqa: BLE001 - as the runner reports it, and the method is not run
+                method = run.method(name)
+                job.add(MethodResult(method=name, question_id=question.id, params=method.params(),
+                                     error=f"{method.prepare_label} failed: {err}"))
+        if ready:
+            run.run(question, ready, on_result=job.add)
+    return work
+
+
+def running(selection: Selection, methods: list[str], **settings) -> Job | None:
+    """The run of exactly these methods and settings on the selected question, while it is in flight."""
+    return jobs().running(_key(selection, methods, **settings))
+
+
+def start_run(selection: Selection, methods: list[str], **settings) -> Job:
+    """Run the methods in the background (dataset-level preparations first); their results land in
+    ``cached_results`` once all are in. The same run already in flight is returned, not started twice.
+    ``settings``: evidence_mode, calibration (RA-RAG stage-1 questions), method_params."""
+    k = _key(selection, methods, **settings)
+    if (job := jobs().running(k)) is not None:
+        return job
+    run = runner(selection, **settings)  # built here: it reads st.secrets and the cached resources
+    return jobs().start(k, _run_work(run, selection.question, list(methods)), methods, selection.question.id)
+
+
+def start_sweep(k: tuple, selection: Selection, questions: list[Question], strategies: tuple[str, ...]) -> Job:
+    """RC-RAG's risk sweep over ``questions`` in the background, as ``jobs("sweep")``'s job ``k``; the sweep is
+    its ``value``. The same sweep in flight is returned, not started twice."""
+    from backend.risk import risk_sweep
+
+    if (job := jobs("sweep").running(k)) is not None:
+        return job
+    run = runner(selection)
+
+    def work(job: Job) -> None:
+        job.value = risk_sweep(run, questions, strategies,
+                               on_progress=job.progress("Risk sweep (questions × configurations)", "run"))
+    return jobs("sweep").start(k, work)
+
+
+@st.fragment(run_every=0.5)
+def follow(job: Job, label: str = "Running", render: Callable[[dict[str, MethodResult]], None] | None = None) -> None:
+    """Redrawn every half second while ``job`` runs: the stage in progress (RA-RAG's stage 1), which methods are
+    done and which still run, and ``render(the results so far)``; the whole page reruns once it is done."""
+    if not job.running:
+        st.rerun()
+    if (stage := job.stage) is not None:
+        st.progress(stage.done / max(stage.total, 1),
+                    text=md(progress_text(stage.label, stage.done, stage.total, stage.elapsed, stage.unit)))
+    if job.methods:
+        done, pending = job.results(), job.pending()
+        st.progress(len(done) / len(job.methods),
+                    text=md(f"{label}: {len(done)}/{plural(len(job.methods), 'method')} done · still running: "
+                            f"{', '.join(pending)} · {duration(job.elapsed)}"))
+        if render is not None:
+            render(done)
+    elif stage is None:
+        st.progress(0.0, text=md(f"{label} · {duration(job.elapsed)}"))
+    st.caption("The run goes on while you look at other questions or pages; its results will be here.")
 
 
 # --- dataset-level preparation (RA-RAG's stage 1): per session, backed by the on-disk cache ------------
@@ -146,32 +244,25 @@ def cached_prepared(selection: Selection, method: str, evidence_mode: str = "giv
     return store[key]
 
 
-def prepare(selection: Selection, method: str, evidence_mode: str = "given", calibration: int | None = None,
-            on_progress: Callable[[int, int], None] | None = None,
-            on_index_progress: Callable[[int, int], None] | None = None):
-    """Run (or load) ``method``'s preparation, reporting progress; the retrieval index is built first in
-    retrieve mode."""
+def preparing(selection: Selection, method: str, evidence_mode: str = "given",
+              calibration: int | None = None) -> Job | None:
+    """``method``'s preparation alone (``start_prepare``), while it is in flight."""
+    return jobs("prepare").running(_prepared_key(selection, method, evidence_mode, calibration))
+
+
+def start_prepare(selection: Selection, method: str, evidence_mode: str = "given",
+                  calibration: int | None = None) -> Job:
+    """Run (or load) ``method``'s dataset-level preparation alone in the background, with its progress; the
+    artefact is then found by ``cached_prepared`` (it is kept on disk), a failure by ``prepare_failure``."""
+    k = _prepared_key(selection, method, evidence_mode, calibration)
+    if (job := jobs("prepare").running(k)) is not None:
+        return job
     run = runner(selection, evidence_mode, calibration)
-    if evidence_mode == "retrieve" and run.prepared(method) is None:
-        run.retriever().build(on_progress=on_index_progress)
-    found = run.prepare(method, on_progress=on_progress)
-    st.session_state.setdefault(PREPARED_KEY, {})[_prepared_key(selection, method, evidence_mode, calibration)] = found
-    return found
+    return jobs("prepare").start(k, lambda job: _prepare_first(job, run, method))
 
 
-def prepare_with_progress(selection: Selection, methods: list[str], slot, **settings) -> None:
-    """Before a run: each method's dataset-level preparation that is not done yet (RA-RAG's stage 1), with a
-    progress bar (calls done / total, ETA) in ``slot``; a failure is left to the run, which reports it as that
-    method's error. ``settings``: as for ``run_methods``."""
-    from components.session import progress
-
-    run = runner(selection, **settings)
-    for name in methods:
-        if run.prepare_key(name) is None or run.prepared(name) is not None:
-            continue
-        try:
-            run.prepare(name, on_progress=progress.bar(slot, run.method(name).prepare_label))
-        except Exception:  # noqa: BLE001 - the run reports it as this method's error
-            pass
-        finally:
-            slot.empty()
+def prepare_failure(selection: Selection, method: str, evidence_mode: str = "given",
+                    calibration: int | None = None) -> str | None:
+    """Why the preparation ``start_prepare`` started failed, once: its finished job is taken out of the session."""
+    k = _prepared_key(selection, method, evidence_mode, calibration)
+    return next((job.error for job in jobs("prepare").collect(k).values()), None)

@@ -1,3 +1,5 @@
+import time
+
 import pytest
 from streamlit.runtime.pages_manager import PagesManager
 
@@ -17,3 +19,18 @@ def _st_navigation_app(monkeypatch):
         PagesManager.uses_pages_directory = False
 
     monkeypatch.setattr(PagesManager, "__init__", init)
+
+
+def wait_for_runs(at, timeout: float = 300.0):
+    """Wait for the session's background runs (``components.session.runs.jobs``) to finish, then rerun ``at`` once
+    so the page picks their results up: what the page's poll does in a browser (AppTest runs no fragment timers).
+    Bounded: fails after ``timeout`` seconds."""
+    from components.session.runs import JOB_KINDS, JOBS_KEY
+
+    stores = [at.session_state[f"{JOBS_KEY}.{kind}"] for kind in JOB_KINDS if f"{JOBS_KEY}.{kind}" in at.session_state]
+    deadline = time.monotonic() + timeout
+    while any(s.busy() for s in stores):
+        if time.monotonic() > deadline:
+            pytest.fail(f"background runs still running after {timeout:.0f} s")
+        time.sleep(0.05)
+    return at.run()

@@ -8,6 +8,7 @@ from streamlit.testing.v1 import AppTest
 
 from backend.llm.providers import scripted
 from components import astute as view
+from tests.app.conftest import wait_for_runs
 from tests.conftest import ROOT
 
 APP = str(ROOT / "app.py")
@@ -28,7 +29,7 @@ def _astute(dataset: str | None = None, question: str | None = None, model: str 
 
 
 def _run(at: AppTest) -> AppTest:
-    at.button(key="astute.run").click().run()
+    wait_for_runs(at.button(key="astute.run").click().run())
     assert not at.exception, at.exception
     return at
 

@@ -9,6 +9,7 @@ from streamlit.testing.v1 import AppTest
 
 from backend.llm.providers import scripted
 from components import bridge as view
+from tests.app.conftest import wait_for_runs
 from tests.conftest import ROOT
 
 APP = str(ROOT / "app.py")
@@ -25,7 +26,7 @@ def _bridge(question: str, model: str | None = None) -> AppTest:
     at.switch_page("pages/bridge.py").run()
     assert not at.exception, at.exception
     assert at.title[0].value == "Decision path (BRIDGE)"
-    at.button(key="bridge.run").click().run()
+    wait_for_runs(at.button(key="bridge.run").click().run())
     assert not at.exception, at.exception
     return at
 

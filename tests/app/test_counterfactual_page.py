@@ -12,6 +12,7 @@ from components.safe import md
 from tests.app.test_untrusted_labels import QID, RAW, _labels
 from tests.app.test_untrusted_labels import _open as _open_own_file
 from tests.app.test_untrusted_labels import dataset  # noqa: F401 - the fixture, shared
+from tests.app.conftest import wait_for_runs
 from tests.conftest import ROOT
 
 APP = str(ROOT / "app.py")
@@ -52,7 +53,7 @@ def _charts(at) -> dict[str, dict]:
 def test_one_question_where_the_branches_disagree():
     at = _page("ramdocs-0002")
     assert any("Press Run" in i.value for i in at.info)
-    at.button(key="counterfactual.run").click().run()
+    wait_for_runs(at.button(key="counterfactual.run").click().run())
     assert not at.exception, at.exception
     texts = _texts(at)
     reason = ("quality changed 'hockey'→'football' (F1 0.00) → discard; usage unchanged (exact) → keep; disagreement "
@@ -93,7 +94,7 @@ def test_a_scripted_refusal_is_overridden_and_model_text_stays_text():
               "*": "3,559"}
     with scripted(script):
         at = _page(model="scripted/refusal")
-        at.button(key="counterfactual.run").click().run()
+        wait_for_runs(at.button(key="counterfactual.run").click().run())
     assert not at.exception, at.exception
     texts = _texts(at)
     assert ":gray-badge[ABSTAIN]" in _badges(at) and "I don't know" in texts
@@ -107,7 +108,7 @@ def test_a_scripted_refusal_is_overridden_and_model_text_stays_text():
 def test_a_failing_hosted_model_is_one_short_message(monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     at = _page(model="openai/gpt-4o-mini")
-    at.button(key="counterfactual.run").click().run()
+    wait_for_runs(at.button(key="counterfactual.run").click().run())
     assert not at.exception, at.exception
     assert [e.value for e in at.error] == ["Counterfactual prompting failed on this question:"]
     assert ("No API key for openai: set OPENAI_API_KEY (environment or .streamlit/secrets.toml), or choose the "
@@ -119,7 +120,7 @@ def test_the_dataset_view_on_six_questions():
     assert at.multiselect(key="counterfactual.strategies").value == ["direct", "probability", "safety"]
     at.number_input(key="counterfactual.limit").set_value(6).run()
     assert any("Press Run over the dataset: 6 questions × 4 configurations" in i.value for i in at.info)
-    at.button(key="counterfactual.sweep").click().run()
+    wait_for_runs(at.button(key="counterfactual.sweep").click().run())
     assert not at.exception, at.exception
     caption = next(c.value for c in at.caption if "configurations per question" in c.value)
     assert caption.startswith(md("6 questions of ramdocs_dev · 4 configurations per question"))
@@ -144,7 +145,7 @@ def test_the_dataset_view_on_six_questions():
     assert len(_frame(at, "changed: A (%)")) == 2
     assert len(_frame(at, "RAG answer")) == 6  # the per-question table
 
-    at.button(key="counterfactual.sweep").click().run()  # again: every reply comes from the cache
+    wait_for_runs(at.button(key="counterfactual.sweep").click().run())  # again: every reply comes from the cache
     caption = next(c.value for c in at.caption if "configurations per question" in c.value).replace("\\", "")
     calls, cached = caption.split(" · ")[-1].split(" model calls (")
     assert cached == f"{calls} from the cache)"

@@ -3,6 +3,7 @@ file, the truth overlay, a live offline run, a bad trace file, and a failing hos
 
 from streamlit.testing.v1 import AppTest
 
+from tests.app.conftest import wait_for_runs
 from tests.conftest import FIXTURES, ROOT
 
 APP = str(ROOT / "app.py")
@@ -72,7 +73,7 @@ def test_bad_trace_file_shows_the_problem():
 
 def test_run_with_the_offline_model():
     at = _debate()
-    at.button(key="debate.run").click().run()
+    wait_for_runs(at.button(key="debate.run").click().run())
     assert not at.exception, at.exception
     grid = _frame(at, "trajectory")
     assert list(grid["round 1"]) == ["3,559", "3,559", "unknown"]
@@ -88,7 +89,7 @@ def test_run_with_the_offline_model():
 
 def test_a_fresh_tab_shows_the_cached_debate_instead_of_press_run():
     at = _debate()
-    at.button(key="debate.run").click().run()  # the replies are now in the on-disk cache
+    wait_for_runs(at.button(key="debate.run").click().run())  # the replies are now in the on-disk cache
     fresh = _debate()  # a new session (a shared link opened in a new tab): nothing run in it yet
     assert not any("Press Run" in i.value for i in fresh.info)
     assert list(_frame(fresh, "trajectory")["round 1"]) == ["3,559", "3,559", "unknown"]
@@ -101,7 +102,7 @@ def test_a_failing_hosted_model_is_one_short_message(monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     at = _debate()
     at.text_input(key="app.model").set_value("openai/gpt-4o-mini").run()
-    at.button(key="debate.run").click().run()
+    wait_for_runs(at.button(key="debate.run").click().run())
     assert not at.exception, at.exception
     assert [e.value for e in at.error] == ["MADAM-RAG failed on this question:"]
     assert ("No API key for openai: set OPENAI_API_KEY (environment or .streamlit/secrets.toml), or choose the "

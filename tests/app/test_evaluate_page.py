@@ -8,13 +8,14 @@ import time
 
 from streamlit.testing.v1 import AppTest
 
+from tests.app.conftest import wait_for_runs
 from tests.conftest import ROOT
 
 APP = str(ROOT / "app.py")
 
 
 def _page() -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=120).run()
+    at = wait_for_runs(AppTest.from_file(APP, default_timeout=120).run())  # the home page's run, done
     at.switch_page("pages/evaluate.py").run()
     assert not at.exception, at.exception
     return at

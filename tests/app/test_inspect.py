@@ -1,18 +1,22 @@
-"""The Inspect home page: columns per method, truth verdicts, charts, download, URL round trip, and a failing
-hosted model explained once per cause."""
+"""The Inspect home page: columns per method, truth verdicts, charts, download, URL round trip, a failing
+hosted model explained once per cause, and a run that goes on while the user clicks elsewhere."""
+
+import threading
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from backend.llm.providers import scripted
 from backend.methods import ALL_METHODS, METHODS
 from components.safe import md
+from tests.app.conftest import wait_for_runs
 from tests.conftest import ROOT
 
 APP = str(ROOT / "app.py")
 
 
 def test_home_page_is_inspect_and_fills_every_column():
-    at = AppTest.from_file(APP, default_timeout=180).run()
+    at = wait_for_runs(AppTest.from_file(APP, default_timeout=180).run())
     assert not at.exception, at.exception
     assert at.title[0].value == "Inspect"
     frame = next(f.value for f in at.dataframe if "method" in f.value.columns)
@@ -31,14 +35,14 @@ def test_home_page_is_inspect_and_fills_every_column():
 def test_query_params_restore_the_view():
     at = AppTest.from_file(APP, default_timeout=180)
     at.query_params.update({"dataset": "ramdocs_dev", "question": "ramdocs-0002", "methods": "vanilla_rag"})
-    at.run()
+    wait_for_runs(at.run())
     assert not at.exception, at.exception
     assert "What sport is William Carrier associated with?" in [t.value for t in at.text]
     assert at.multiselect(key="inspect.methods").value == ["vanilla_rag"]
     frame = next(f.value for f in at.dataframe if "method" in f.value.columns)
     assert list(frame["method"]) == ["vanilla_rag"]
     # and the page writes the current view back into the URL
-    at.multiselect(key="inspect.methods").set_value(["no_rag", "vanilla_rag"]).run()
+    wait_for_runs(at.multiselect(key="inspect.methods").set_value(["no_rag", "vanilla_rag"]).run())
     assert at.query_params["methods"] == ["no_rag,vanilla_rag"] or at.query_params["methods"] == "no_rag,vanilla_rag"
     assert at.query_params["question"] in ("ramdocs-0002", ["ramdocs-0002"])
 
@@ -48,7 +52,7 @@ def test_stage1_is_reported_apart_from_the_questions_own_calls():
     as dataset-level work under the column and in the table, not folded into the question's calls."""
     at = AppTest.from_file(APP, default_timeout=300)
     at.query_params.update({"dataset": "multisource", "question": "ms-0003", "methods": "ra_rag"})
-    at.run()
+    wait_for_runs(at.run())
     assert not at.exception, at.exception
     captions = [c.value for c in at.caption]
     stage1 = next(c for c in captions if c.startswith("Dataset-level"))
@@ -75,7 +79,7 @@ def test_a_failing_hosted_model_says_why_once(monkeypatch, model, api_base, mess
     at.run()
     at.text_input(key="app.model").set_value(model).run()
     at.text_input(key="app.api_base").set_value(api_base).run()
-    at.button(key="inspect.run").click().run()
+    wait_for_runs(at.button(key="inspect.run").click().run())
     assert not at.exception, at.exception
     assert [e.value for e in at.error] == [md(message)]  # one cause: one message, not one per method
     (details,) = [x for x in at.expander if x.label.startswith("Details")]
@@ -89,3 +93,41 @@ def test_a_failing_hosted_model_says_why_once(monkeypatch, model, api_base, mess
     assert list(frame["error"]) == [problem] * 3  # the table too: the cause, not the provider text
     shown = [e.value for kind in ("error", "text", "caption", "markdown") for e in getattr(at, kind)]
     assert not any(SECRET in s for s in shown + [str(frame)])
+
+
+def test_a_run_goes_on_while_the_user_looks_elsewhere_and_runs_once():
+    """Run with a model that answers only when released; meanwhile rerun, press Run again, pick another question,
+    visit another page and come back: the run was neither cancelled nor repeated, and its columns are all there."""
+    released = threading.Event()
+
+    def slow(fields):
+        assert released.wait(120), "never released"
+        return "3,559"
+
+    with scripted({"*": slow}) as llm:
+        try:
+            at = AppTest.from_file(APP, default_timeout=180)
+            at.query_params["methods"] = "no_rag,vanilla_rag"
+            at.run()
+            at.text_input(key="app.model").set_value("scripted/inspect-background").run()
+            at.button(key="inspect.run").click().run()
+            assert not at.exception, at.exception
+            assert [c.value for c in at.caption].count("running…") == 2 and not at.dataframe
+            at.run()
+            at.button(key="inspect.run").click().run()  # a second Run while it runs joins it
+            at.selectbox(key="app.question").set_value("ramdocs-0002").run()
+            assert any("Press Run" in i.value for i in at.info)  # another question: nothing run there
+            at.switch_page("pages/calls.py").run()
+            at.switch_page("pages/inspect.py").run()
+            at.selectbox(key="app.question").set_value("ramdocs-0001").run()
+            assert [c.value for c in at.caption].count("running…") == 2  # still in flight, picked up again
+        finally:
+            released.set()
+        wait_for_runs(at)
+        assert not at.exception, at.exception
+    frame = next(f.value for f in at.dataframe if "method" in f.value.columns)
+    assert list(frame["method"]) == ["no_rag", "vanilla_rag"] and not any(frame["error"]), frame
+    assert "3,559" in frame.set_index("method").loc["vanilla_rag", "answers"]
+    assert sorted(f["task"] for f in llm.received) == ["closed_book", "keyword_answer"]  # one call each, once
+    logged = [c for c in at.session_state["app.call_log"].all() if c.model.startswith("scripted/")]
+    assert sorted(c.method for c in logged) == ["no_rag", "vanilla_rag"]

@@ -2,6 +2,7 @@
 
 from streamlit.testing.v1 import AppTest
 
+from tests.app.conftest import wait_for_runs
 from tests.conftest import ROOT
 
 APP = str(ROOT / "app.py")
@@ -13,7 +14,7 @@ BASELINES = ["no_rag", "vanilla_rag"]
 def _on(page: str) -> AppTest:
     at = AppTest.from_file(APP, default_timeout=180)
     at.query_params["methods"] = "no_rag,vanilla_rag"  # these tests count the baselines' calls only
-    at.run()
+    wait_for_runs(at.run())
     at.switch_page(page).run()
     assert not at.exception, at.exception
     return at
@@ -70,7 +71,7 @@ def test_rerun_is_served_from_cache():
     at.switch_page("pages/calls.py").run()
     before = next(f.value for f in at.dataframe if "step" in f.value.columns)
     at.switch_page("pages/inspect.py").run()
-    at.button(key="inspect.run").click().run()
+    wait_for_runs(at.button(key="inspect.run").click().run())
     at.switch_page("pages/calls.py").run()
     after = next(f.value for f in at.dataframe if "step" in f.value.columns)
     assert len(after) == len(before) + 2
@@ -78,7 +79,7 @@ def test_rerun_is_served_from_cache():
 
 
 def test_test_connection_with_offline_model():
-    at = AppTest.from_file(APP, default_timeout=180).run()
+    at = wait_for_runs(AppTest.from_file(APP, default_timeout=180).run())
     at.button(key="app.test_connection").click().run()
     assert not at.exception, at.exception
     assert at.success and "Connected" in at.success[0].value
@@ -88,7 +89,7 @@ def test_test_connection_with_offline_model():
 def test_test_connection_failure_is_the_short_message(monkeypatch):
     secret = "sk-sidebar-FAKE-0123456789abcdef"
     monkeypatch.setenv("OPENAI_API_KEY", secret)  # set, but the provider is unknown: the key must not show
-    at = AppTest.from_file(APP, default_timeout=180).run()
+    at = wait_for_runs(AppTest.from_file(APP, default_timeout=180).run())
     at.text_input(key="app.model").set_value("nosuchprovider/x").run()
     at.button(key="app.test_connection").click().run()
     assert not at.exception, at.exception

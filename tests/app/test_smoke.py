@@ -5,6 +5,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from tests.app.conftest import wait_for_runs
 from tests.conftest import ROOT
 
 APP = str(ROOT / "app.py")
@@ -13,6 +14,11 @@ PAGES = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "pages").glob("*.py"))
 
 def _app() -> AppTest:
     return AppTest.from_file(APP, default_timeout=120)
+
+
+def _started() -> AppTest:
+    """The app after its first run, its home page's run of every method done (that run goes on in the background)."""
+    return wait_for_runs(_app().run())
 
 
 def test_every_page_is_wired_into_navigation():
@@ -33,7 +39,7 @@ def test_every_page_url_is_its_file_name():
 
 @pytest.mark.parametrize("page", PAGES)
 def test_page_runs_without_exception(page):
-    at = _app().run()
+    at = _started()
     assert not at.exception, at.exception
     at.switch_page(page).run()
     assert not at.exception, at.exception
@@ -41,7 +47,7 @@ def test_page_runs_without_exception(page):
 
 
 def _dataset_page() -> AppTest:
-    at = _app().run()
+    at = _started()
     at.switch_page("pages/dataset.py").run()
     return at
 
@@ -125,7 +131,7 @@ def test_a_known_link_raises_no_notice_and_own_files_go_into_the_url(tmp_path):
     from backend.paths import SAMPLE_DATA
 
     at = _app()
-    at.query_params.update({"dataset": "scenarios", "question": "sc-0002"})
+    at.query_params.update({"dataset": "scenarios", "question": "sc-0002", "methods": "no_rag"})
     at.run()
     assert not at.exception and not at.warning
     path = tmp_path / "mine.jsonl"
@@ -137,7 +143,7 @@ def test_a_known_link_raises_no_notice_and_own_files_go_into_the_url(tmp_path):
     assert (dataset[0] if isinstance(dataset, list) else dataset) == f"file:{path}"
     # and the link opens that file again in a new session
     again = _app()
-    again.query_params.update({"dataset": f"file:{path}", "question": "ramdocs-0003"})
+    again.query_params.update({"dataset": f"file:{path}", "question": "ramdocs-0003", "methods": "no_rag"})
     again.run()
     assert not again.exception and not again.warning
     assert again.selectbox(key="app.question").value == "ramdocs-0003"

@@ -6,6 +6,7 @@ import json
 from streamlit.testing.v1 import AppTest
 
 from backend.llm.providers import scripted
+from tests.app.conftest import wait_for_runs
 from tests.conftest import ROOT
 
 APP = str(ROOT / "app.py")
@@ -27,7 +28,9 @@ def _charts(at) -> dict[str, dict]:
 
 def _sources_page(dataset: str | None = None, question: str | None = None, model: str | None = None,
                   calibration: int | None = None) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=300).run()
+    at = AppTest.from_file(APP, default_timeout=300)
+    at.query_params["methods"] = "no_rag"  # keep the home page's automatic runs (in the background) cheap
+    at.run()
     for kind, name, value in (("selectbox", "dataset", dataset), ("selectbox", "question", question),
                               ("text_input", "model", model)):
         if value is not None:  # look each widget up after the previous change: the dataset changes the questions
@@ -41,7 +44,7 @@ def _sources_page(dataset: str | None = None, question: str | None = None, model
 
 def test_sources_page_runs_ra_rag_and_shows_walk_votes_and_reliability():
     at = _sources_page("multisource", "ms-0036", calibration=30)
-    at.button(key="sources.run").click().run()
+    wait_for_runs(at.button(key="sources.run").click().run())
     assert not at.exception, at.exception
 
     answers = _answers(at)
@@ -74,7 +77,7 @@ def test_sources_page_on_a_dataset_without_named_sources():
     at = _sources_page()
     assert any("each document is its own source" in i.value for i in at.info)
     assert not [b for b in at.button if b.key == "sources.stage1"]
-    at.button(key="sources.run").click().run()
+    wait_for_runs(at.button(key="sources.run").click().run())
     assert not at.exception, at.exception
     assert _answers(at) == {"MV": "3,559"}
     assert len(_frame(at, "ROUGE-1 P")) == 3 and not [f for f in at.dataframe if "step" in f.value.columns]
@@ -85,7 +88,7 @@ def test_a_failing_stage_1_is_an_error_message_not_a_traceback(monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)  # the hosted model fails in stage 1
     for button in ("sources.stage1", "sources.run"):
         at = _sources_page("multisource", model="openai/gpt-4o-mini", calibration=2)
-        at.button(key=button).click().run()
+        wait_for_runs(at.button(key=button).click().run())
         assert not at.exception, at.exception
         assert [e.value for e in at.error] == ["Stage 1 (source reliability) failed:"]
         assert any("openai/gpt-4o-mini" in t.value and "auth" in t.value for t in at.text)
@@ -97,7 +100,7 @@ def test_a_failing_stage_1_is_an_error_message_not_a_traceback(monkeypatch):
 def test_answers_are_plain_text_not_markdown():
     with scripted({"*": "**3,559** people"}):  # every source answers with Markdown in it
         at = _sources_page(model="scripted/markdown-answer")
-        at.button(key="sources.run").click().run()
+        wait_for_runs(at.button(key="sources.run").click().run())
     assert not at.exception, at.exception
     assert not at.metric  # st.metric renders its value as Markdown
     assert _answers(at) == {"MV": "**3,559** people"}

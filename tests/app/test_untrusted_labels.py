@@ -8,6 +8,7 @@ from streamlit.testing.v1 import AppTest
 
 from backend.llm.providers import scripted
 from components.safe import md
+from tests.app.conftest import wait_for_runs
 from tests.conftest import ROOT
 
 APP = str(ROOT / "app.py")
@@ -35,7 +36,7 @@ def _labels(at) -> list[str]:
 
 
 def _open(dataset, page: str) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=120).run()
+    at = wait_for_runs(AppTest.from_file(APP, default_timeout=120).run())
     at.selectbox(key="app.dataset").set_value("Your own file…").run()
     at.text_input(key="app.own_path").input(str(dataset)).run()
     at.text_input(key="app.model").set_value("scripted/never-called").run()  # nothing runs by itself
@@ -68,7 +69,7 @@ def test_calls_page_escapes_the_model_name():
         at.run()
         at.text_input(key="app.model").set_value(model).run()
         at.switch_page("pages/inspect.py").run()
-        at.button(key="inspect.run").click().run()
+        wait_for_runs(at.button(key="inspect.run").click().run())
         at.switch_page("pages/calls.py").run()
     assert not at.exception, at.exception
     shown = at.selectbox(key="calls.call")

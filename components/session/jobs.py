@@ -1,0 +1,128 @@
+"""Background runs started from a page: each runs on a worker thread owned by the session, so a rerun, a click or
+a visit to another page never interrupts it. A job keeps each method's result as soon as that method finishes (the
+page polls it and fills columns in) and the progress of any dataset-level stage before them (RA-RAG's stage 1).
+A store holds one job per key: starting a key that is still running returns the running job instead of a second
+one. No Streamlit here: the worker threads touch only their job, and the page reads it."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass, field
+from typing import Any
+
+from backend.schema import MethodResult
+
+
+@dataclass
+class Stage:
+    """Progress of a stage that is not one method's answer (a stage 1, an index build, a sweep)."""
+
+    label: str
+    unit: str = "call"
+    done: int = 0
+    total: int = 0
+    started: float = field(default_factory=time.perf_counter)
+
+    @property
+    def elapsed(self) -> float:
+        return time.perf_counter() - self.started
+
+
+@dataclass
+class Job:
+    methods: list[str]
+    question_id: str = ""
+    started: float = field(default_factory=time.perf_counter)
+    finished: float | None = None
+    stage: Stage | None = None  # the stage in progress, if any
+    value: Any = None  # what a job computes besides per-method results (a risk sweep)
+    error: str | None = None  # a failure outside any one method (it is also every missing method's error)
+    _results: dict[str, MethodResult] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def running(self) -> bool:
+        return self.finished is None
+
+    @property
+    def elapsed(self) -> float:
+        return (self.finished or time.perf_counter()) - self.started
+
+    def add(self, result: MethodResult) -> None:
+        """One method finished (called from the worker)."""
+        with self._lock:
+            self._results[result.method] = result
+
+    def results(self) -> dict[str, MethodResult]:
+        """The results so far, in ``methods`` order."""
+        with self._lock:
+            return {m: self._results[m] for m in self.methods if m in self._results}
+
+    def pending(self) -> list[str]:
+        with self._lock:
+            return [m for m in self.methods if m not in self._results]
+
+    def progress(self, label: str, unit: str = "call") -> Callable[[int, int], None]:
+        """An ``on_progress(done, total)`` callback for a stage (called from the worker)."""
+        stage = self.stage = Stage(label, unit)
+
+        def update(done: int, total: int) -> None:
+            stage.done, stage.total = done, total
+        return update
+
+
+Work = Callable[[Job], None]
+
+
+def _guarded(job: Job, work: Work) -> None:
+    """Run ``work``; whatever it raises becomes the job's error and every unfinished method's, never a traceback."""
+    try:
+        work(job)
+    except Exception as err:  # noqa: BLE001 - shown on the page as these methods' error
+        job.error = f"{type(err).__name__}: {err}"
+        for name in job.pending():
+            job.add(MethodResult(method=name, question_id=job.question_id, error=job.error))
+    finally:
+        job.stage = None
+        job.finished = time.perf_counter()
+
+
+class Jobs:
+    """One session's jobs by key (thread-safe). A finished job stays until ``collect`` takes it."""
+
+    def __init__(self) -> None:
+        self._jobs: dict[Hashable, Job] = {}
+        self._lock = threading.Lock()
+
+    def start(self, key: Hashable, work: Work, methods: list[str] = (), question_id: str = "") -> Job:
+        """``work(job)`` on a new worker thread, unless ``key`` is running already: then that job."""
+        with self._lock:
+            job = self._jobs.get(key)
+            if job is not None and job.running:
+                return job
+            job = self._jobs[key] = Job(methods=list(methods), question_id=question_id)
+        threading.Thread(target=_guarded, args=(job, work), name="conflictlens-run", daemon=True).start()
+        return job
+
+    def get(self, key: Hashable) -> Job | None:
+        with self._lock:
+            return self._jobs.get(key)
+
+    def running(self, key: Hashable) -> Job | None:
+        job = self.get(key)
+        return job if job is not None and job.running else None
+
+    def busy(self) -> bool:
+        """Any job still running (tests wait on this)."""
+        with self._lock:
+            return any(j.running for j in self._jobs.values())
+
+    def collect(self, key: Hashable | None = None) -> dict[Hashable, Job]:
+        """Take the finished jobs (only ``key``'s when given) out of the store."""
+        with self._lock:
+            done = {k: j for k, j in self._jobs.items() if not j.running and (key is None or k == key)}
+            for k in done:
+                del self._jobs[k]
+            return done
