@@ -1,0 +1,116 @@
+"""Where a cold first Inspect spends its time, by component: the path the dashboard takes on its first question
+(imports, dataset, every method's dataset-level preparation, the retrieval index, all methods on one question),
+in one process with an empty cache folder, under cProfile.
+
+    .venv/bin/python benchmarks/profile_first_look.py [--dataset sample_data/multisource] [--question @1]
+        [--calibration N] [--top 25] [--out profile.pstats]
+
+Prints each component's share of the profiled time (inclusive time of the functions that enter it; shares of
+nested components overlap, e.g. the embedding model inside the offline model) and the top functions by
+cumulative time. Shares are far less sensitive than seconds to other processes on the machine. ``--calibration``
+shortens RA-RAG's stage 1 (default: the method's 200 questions, as the app runs it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import os
+import pstats
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+#: component -> (file fragment, function name) pairs whose inclusive time is that component's.
+COMPONENTS = {
+    "imports (torch, litellm, chromadb…)": [("<frozen importlib._bootstrap>", "_find_and_load")],
+    "embedding model (load)": [("backend/embeddings.py", "get_model")],
+    "embedding model (encode)": [("backend/embeddings.py", "encode"), ("backend/embeddings.py", "token_embeddings")],
+    "retrieval index build": [("backend/retrieval.py", "build")],
+    "chromadb (add/query/get)": [("chromadb/api/models/Collection.py", "upsert"),
+                                 ("chromadb/api/models/Collection.py", "query"),
+                                 ("chromadb/api/models/Collection.py", "get")],
+    "litellm completion (incl. the offline model)": [("litellm/main.py", "completion")],
+    "offline model (task handlers)": [("backend/llm/offline/handlers.py", "answer")],
+    "reader: lexical work (_prepare)": [("backend/llm/reader/reader.py", "_prepare")],
+    "reply cache (disk)": [("backend/llm/cache.py", "get"), ("backend/llm/cache.py", "put")],
+    "RA-RAG stage 1 numerics": [("ra_rag/stage1.py", "estimate_reliability")],
+}
+
+
+def component_times(stats: pstats.Stats) -> dict[str, float]:
+    """Inclusive seconds per component (the largest entry of each listed function; recursion counted once)."""
+    out = {}
+    for name, targets in COMPONENTS.items():
+        total = 0.0
+        for (file, _line, func), (_cc, _nc, _tt, ct, _callers) in stats.stats.items():  # type: ignore[attr-defined]
+            if any(file.endswith(f) or f in file for f, fn in targets if fn == func):
+                total += ct
+        out[name] = total
+    return out
+
+
+def first_look(dataset: str, question: str, calibration: int | None) -> dict:
+    """Everything the app does for its first Inspect result, without the browser."""
+    from backend.data import load_dataset
+    from backend.methods import METHODS
+    from backend.runner import Runner
+
+    ds = load_dataset(dataset)
+    params = {"ra_rag": {"calibration_size": calibration}} if calibration else {}
+    runner = Runner(ds, cache="default", method_params=params)
+    q = ds.question(question)
+    results = runner.run(q, list(METHODS))
+    return {m: (r.answers, r.error) for m, r in results.items()}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--dataset", default=str(ROOT / "sample_data" / "multisource"))
+    ap.add_argument("--question", default="@1")
+    ap.add_argument("--calibration", type=int, default=None)
+    ap.add_argument("--top", type=int, default=25)
+    ap.add_argument("--out", default=None, help="also write the raw profile here (snakeviz / pstats)")
+    args = ap.parse_args(argv)
+    os.environ["CONFLICTLENS_CACHE_DIR"] = tempfile.mkdtemp(prefix="cl-profile-")  # cold: nothing cached
+    # the offline model runs in worker threads (asyncio.to_thread): each new thread gets its own profiler
+    profiles = [cProfile.Profile()]
+
+    def in_new_thread(*_):
+        thread_profile = cProfile.Profile()
+        profiles.append(thread_profile)
+        thread_profile.enable()
+
+    wall, cpu = time.perf_counter(), time.process_time()
+    threading.setprofile(in_new_thread)
+    profiles[0].enable()
+    first_look(args.dataset, args.question, args.calibration)
+    profiles[0].disable()
+    threading.setprofile(None)
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    stats = pstats.Stats(profiles[0])
+    for extra in profiles[1:]:
+        stats.add(extra)
+    if args.out:
+        stats.dump_stats(args.out)
+    total = max(stats.total_tt, 1e-9)  # type: ignore[attr-defined]
+    print(f"{Path(args.dataset).name} {args.question}: cold first look {wall:.1f} s wall, {cpu:.1f} s CPU "
+          f"(profiled {total:.1f} s; other processes on the machine inflate wall time, not shares)")
+    for name, seconds in sorted(component_times(stats).items(), key=lambda kv: -kv[1]):
+        print(f"  {name:48s} {seconds:7.1f} s  {100 * seconds / total:5.1f}%")
+    buf = io.StringIO()
+    stats.stream = buf  # type: ignore[attr-defined]
+    stats.sort_stats("cumulative").print_stats(args.top)
+    print(buf.getvalue())
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
