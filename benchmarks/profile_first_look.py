@@ -5,9 +5,9 @@ in one process with an empty cache folder, under cProfile.
     .venv/bin/python benchmarks/profile_first_look.py [--dataset sample_data/multisource] [--question @1]
         [--calibration N] [--top 25] [--out profile.pstats]
 
-Prints each component's share of the profiled time (inclusive time of the functions that enter it; shares of
-nested components overlap, e.g. the embedding model inside the offline model) and the top functions by
-cumulative time. Shares are far less sensitive than seconds to other processes on the machine. ``--calibration``
+Prints each component's inclusive time (summed over threads: the offline model runs up to 4 calls at once) as a
+share of the wall time (nested components overlap, e.g. the embedding model inside the offline model), and the top
+functions by cumulative time. Shares are far less sensitive than seconds to other processes on the machine. ``--calibration``
 shortens RA-RAG's stage 1 (default: the method's 200 questions, as the app runs it).
 """
 
@@ -30,18 +30,21 @@ if str(ROOT) not in sys.path:
 
 #: component -> (file fragment, function name) pairs whose inclusive time is that component's.
 COMPONENTS = {
-    "imports (torch, litellm, chromadb…)": [("<frozen importlib._bootstrap>", "_find_and_load")],
+    "imports (litellm, chromadb, onnxruntime/torch…)": [("<frozen importlib._bootstrap>", "_find_and_load")],
     "embedding model (load)": [("backend/embeddings.py", "get_model")],
-    "embedding model (encode)": [("backend/embeddings.py", "encode"), ("backend/embeddings.py", "token_embeddings")],
+    "embedding model (encode, all callers)": [("backend/embeddings.py", "encode"),
+                                              ("backend/embeddings.py", "token_embeddings")],
     "retrieval index build": [("backend/retrieval.py", "build")],
-    "chromadb (add/query/get)": [("chromadb/api/models/Collection.py", "upsert"),
-                                 ("chromadb/api/models/Collection.py", "query"),
-                                 ("chromadb/api/models/Collection.py", "get")],
-    "litellm completion (incl. the offline model)": [("litellm/main.py", "completion")],
-    "offline model (task handlers)": [("backend/llm/offline/handlers.py", "answer")],
+    "chromadb (upsert/query/get)": [("chromadb/api/models/Collection.py", "upsert"),
+                                    ("chromadb/api/models/Collection.py", "query"),
+                                    ("chromadb/api/models/Collection.py", "get")],
+    "litellm acompletion (wraps the offline model)": [("litellm/main.py", "acompletion")],
+    "offline model (respond)": [("backend/llm/offline/__init__.py", "respond")],
+    "reader: embedding (embed_all)": [("backend/llm/reader/rank.py", "embed_all")],
     "reader: lexical work (_prepare)": [("backend/llm/reader/reader.py", "_prepare")],
     "reply cache (disk)": [("backend/llm/cache.py", "get"), ("backend/llm/cache.py", "put")],
-    "RA-RAG stage 1 numerics": [("ra_rag/stage1.py", "estimate_reliability")],
+    "RA-RAG stage 1 (calibrate)": [("ra_rag/stage1.py", "calibrate")],
+    "BRIDGE scorer (prepare)": [("bridge/scorer.py", "prepare")],
 }
 
 
@@ -100,11 +103,11 @@ def main(argv: list[str] | None = None) -> int:
         stats.add(extra)
     if args.out:
         stats.dump_stats(args.out)
-    total = max(stats.total_tt, 1e-9)  # type: ignore[attr-defined]
     print(f"{Path(args.dataset).name} {args.question}: cold first look {wall:.1f} s wall, {cpu:.1f} s CPU "
-          f"(profiled {total:.1f} s; other processes on the machine inflate wall time, not shares)")
+          "(other processes on the machine inflate the seconds, much less the shares)")
+    print("  component (inclusive, summed over threads)       seconds  % of wall")
     for name, seconds in sorted(component_times(stats).items(), key=lambda kv: -kv[1]):
-        print(f"  {name:48s} {seconds:7.1f} s  {100 * seconds / total:5.1f}%")
+        print(f"  {name:48s} {seconds:7.1f}  {100 * seconds / wall:6.1f}%")
     buf = io.StringIO()
     stats.stream = buf  # type: ignore[attr-defined]
     stats.sort_stats("cumulative").print_stats(args.top)
