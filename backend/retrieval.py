@@ -192,6 +192,9 @@ def _settings() -> Settings:
 #: sessions, or a rerun overlapping a run) race in ``SharedSystemClient`` and both fail ('RustBindingsAPI' object
 #: has no attribute 'bindings' / KeyError on the path). Opening is serialised; using the clients is not.
 _OPEN_LOCK = threading.Lock()
+#: One build at a time per index and collection in this process: a build started ahead of need (the app starts one
+#: in the background while RA-RAG's stage 1 runs) and a method's own first search then embed the corpus once.
+_BUILD_LOCKS: dict[tuple[str, str], threading.Lock] = {}
 
 
 def _open_persistent(folder: Path):
@@ -294,6 +297,8 @@ class Retriever:
             raise RetrievalError(
                 f"{self.location}: cannot open collection {self.collection_name}: {exc}") from exc
         self._lock = threading.RLock()
+        with _OPEN_LOCK:
+            self._build_lock = _BUILD_LOCKS.setdefault((self.location, self.collection_name), threading.Lock())
         self.last_build: BuildStats | None = None
 
     # -- lifecycle ----------------------------------------------------------------------------------
@@ -327,7 +332,7 @@ class Retriever:
         ``on_progress(done, total)`` is called with ``(0, total)`` first and after every batch of
         embedded documents (``total`` = documents to embed; 0 when the index is already up to date).
         """
-        with self._lock:
+        with self._lock, self._build_lock:
             start = time.perf_counter()
             existing = self._existing_metadata()
             new_ids, changed_ids, retag_ids, unchanged = [], [], [], 0

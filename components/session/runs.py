@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from collections.abc import Callable, Iterator
 
 import streamlit as st
 
 from backend.llm.client import CallLog, LLMConfig, default_cache
 from backend.runner import Runner
-from backend.schema import MethodResult
+from backend.schema import Dataset, MethodResult, strip_truth
 from components.session.state import Selection
 
 LOG_KEY = "app.call_log"
@@ -56,6 +57,30 @@ def _params(calibration: int | None, method_params: dict | None) -> dict:
     return params
 
 
+class _Shared:
+    """What every runner of one dataset can share in this process: its truth-stripped copy and one retriever over
+    it (built once, then every question's search goes straight to the index)."""
+
+    def __init__(self, dataset: Dataset) -> None:
+        self.stripped = strip_truth(dataset)
+        self._retriever = None
+        self._lock = threading.Lock()
+
+    def retriever(self):
+        with self._lock:
+            if self._retriever is None:
+                from backend.retrieval import Retriever
+
+                self._retriever = Retriever(self.stripped)
+            return self._retriever
+
+
+@st.cache_resource(show_spinner=False, max_entries=8)
+def _shared(path: str, ident: int, _dataset: Dataset) -> _Shared:
+    """Keyed by the loaded dataset object (``resources.dataset`` keeps one per file version), not hashed."""
+    return _Shared(_dataset)
+
+
 def runner(selection: Selection, evidence_mode: str = "given", calibration: int | None = None,
            method_params: dict | None = None, replay: bool = False) -> Runner:
     """``replay``: answer from the reply cache only (a miss is an error) and log nothing: reading the cache is not
@@ -64,7 +89,9 @@ def runner(selection: Selection, evidence_mode: str = "given", calibration: int 
     cfg = llm_config(selection)
     if replay:
         cfg = cfg.model_copy(update={"cache_mode": "replay"})
+    shared = _shared(str(selection.dataset.path), id(selection.dataset), selection.dataset)
     return Runner(selection.dataset, llm=cfg, cache=call_cache(), log=None if replay else call_log(),
+                  stripped_dataset=shared.stripped, retriever_source=shared.retriever,
                   evidence_mode=evidence_mode, method_params=_params(calibration, method_params))
 
 
@@ -157,6 +184,23 @@ def prepare(selection: Selection, method: str, evidence_mode: str = "given", cal
     return found
 
 
+def build_index_ahead(run: Runner, methods: list[str]) -> None:
+    """Start syncing the retrieval index in a background thread when a method will search it, so a cold index is
+    built while RA-RAG's stage 1 runs instead of after it (the model releases the GIL; the reader mostly does not).
+    The method's own first search then waits for this build (one build per index at a time) or finds it done; a
+    failure here is left to that search, which reports it as the method's error."""
+    if not any(run.needs_index(m) for m in methods):
+        return
+
+    def build() -> None:
+        try:
+            run.retriever().ensure_built()
+        except Exception:  # noqa: BLE001 - reported by the method's own search
+            pass
+
+    threading.Thread(target=build, name="index-build", daemon=True).start()
+
+
 def prepare_with_progress(selection: Selection, methods: list[str], slot, **settings) -> None:
     """Before a run: each method's dataset-level preparation that is not done yet (RA-RAG's stage 1), with a
     progress bar (calls done / total, ETA) in ``slot``; a failure is left to the run, which reports it as that
@@ -164,6 +208,7 @@ def prepare_with_progress(selection: Selection, methods: list[str], slot, **sett
     from components.session import progress
 
     run = runner(selection, **settings)
+    build_index_ahead(run, methods)
     for name in methods:
         if run.prepare_key(name) is None or run.prepared(name) is not None:
             continue
