@@ -135,3 +135,11 @@ def token_embeddings(texts: list[str]) -> list[tuple[Any, Any]]:
     special = model.tokenizer(list(texts), truncation=True, max_length=model.max_seq_length,
                               return_special_tokens_mask=True)["special_tokens_mask"]
     return [(np.asarray(v, dtype="float32"), np.asarray(m)) for v, m in zip(tokens, special)]
+
+
+def encode_with_tokens(texts: list[str]) -> tuple[Any, list[tuple[Any, Any]]]:
+    """``encode(texts)`` and ``token_embeddings(texts)`` together: one forward pass on ONNX Runtime, two on torch."""
+    model = get_model()
+    if isinstance(model, OnnxMiniLM) and texts:
+        return model.encode_with_tokens(list(texts))
+    return encode(texts), token_embeddings(texts)

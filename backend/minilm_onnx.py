@@ -195,21 +195,32 @@ class OnnxMiniLM:
         with ThreadPoolExecutor(max_workers=min(self.workers, len(batches)), thread_name_prefix="minilm") as pool:
             yield from pool.map(run, batches)
 
+    @staticmethod
+    def _pool(tokens: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """Mean over real tokens, then L2 normalisation (sentence-transformers' Pooling + Normalize)."""
+        m = mask[:, :, None].astype(np.float32)
+        pooled = (tokens * m).sum(axis=1) / np.maximum(m.sum(axis=1), 1e-9)
+        return pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
+
     def encode(self, texts: list[str], batch_size: int = 64) -> np.ndarray:
         """L2-normalised mean-pooled sentence embeddings, float32 [len(texts), dim]."""
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         for idx, _, tokens, mask in self._batches(texts, batch_size):
-            m = mask[:, :, None].astype(np.float32)
-            pooled = (tokens * m).sum(axis=1) / np.maximum(m.sum(axis=1), 1e-9)
-            out[idx] = pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
+            out[idx] = self._pool(tokens, mask)
         return out
+
+    def encode_with_tokens(self, texts: list[str], batch_size: int = 64):
+        """``encode`` and ``token_embeddings`` of the same texts from one forward pass."""
+        dense = np.zeros((len(texts), self.dim), dtype=np.float32)
+        per_text: list = [None] * len(texts)
+        for idx, batch, tokens, mask in self._batches(texts, batch_size):
+            dense[idx] = self._pool(tokens, mask)
+            for row, (i, e) in enumerate(zip(idx, batch)):
+                per_text[i] = (tokens[row, :len(e.ids)].copy(), np.asarray(e.special_tokens_mask, dtype=np.int64))
+        return dense, per_text
 
     def token_embeddings(self, texts: list[str], batch_size: int = 64) -> list[tuple[np.ndarray, np.ndarray]]:
         """Per text: its token embeddings without padding [n_tokens, dim] and its special-tokens mask
         ([CLS]/[SEP] = 1), as sentence-transformers' ``output_value="token_embeddings"`` plus the tokenizer's
         ``return_special_tokens_mask``."""
-        out: list = [None] * len(texts)
-        for idx, batch, tokens, _ in self._batches(texts, batch_size):
-            for row, (i, e) in enumerate(zip(idx, batch)):
-                out[i] = (tokens[row, :len(e.ids)].copy(), np.asarray(e.special_tokens_mask, dtype=np.int64))
-        return out
+        return self.encode_with_tokens(texts, batch_size)[1]

@@ -3,8 +3,9 @@
 The index lives in ``<cache_dir>/index/`` (a chromadb ``PersistentClient`` folder), or on a chroma server
 (``chroma_host=`` or ``client=``). There is one collection per dataset and embedding model. It is built
 incrementally: every document is stored under its id with a hash of its text, and a (re)build embeds
-only new or changed documents, re-tags documents whose question/source changed (no re-embedding),
-and deletes documents that left the dataset.
+only new or changed documents (each distinct text once), re-tags documents whose question/source changed (no
+re-embedding), and deletes documents that left the dataset. The index is kept on disk, so a dataset is embedded
+once per cache folder.
 
 Only text and routing metadata reach the index: ``question_id``, ``source`` (``Document.source_name``)
 and ``content_hash``. Labels, gold/wrong answers and source reliabilities are never stored, and the

@@ -78,15 +78,15 @@ def _peak_rss_bytes(pid: int) -> int:
 
 
 @contextmanager
-def app_server(cache_dir: Path, data_dir: Path):
-    """``streamlit run app.py`` on a free port; yields (url, Popen, start time)."""
+def app_server(cache_dir: Path, data_dir: Path, root: Path = ROOT):
+    """``streamlit run app.py`` (of the checkout at ``root``) on a free port; yields (url, Popen, start time)."""
     env = {**os.environ, "CONFLICTLENS_CACHE_DIR": str(cache_dir), "CONFLICTLENS_DATA_DIR": str(data_dir)}
     port = _free_port()
     start = time.perf_counter()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.port", str(port),
+        [sys.executable, "-m", "streamlit", "run", str(root / "app.py"), "--server.port", str(port),
          "--server.address", "127.0.0.1", "--server.headless", "true", "--browser.gatherUsageStats", "false"],
-        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 120
@@ -143,13 +143,13 @@ def _pick_question(page, index: int) -> None:
     page.get_by_role("option").nth(index).click()
 
 
-def measure(browser, dataset: str, switches: int, warm_disk: bool) -> dict:
+def measure(browser, dataset: str, switches: int, warm_disk: bool, root: Path = ROOT) -> dict:
     cache_dir = Path(tempfile.mkdtemp(prefix=f"cl-bench-{dataset}-"))
     data_dir = Path(tempfile.mkdtemp(prefix="cl-bench-data-"))
     questions = _questions(dataset, switches + 1)
     out: dict = {"dataset": dataset}
     try:
-        with app_server(cache_dir, data_dir) as (url, proc, start):
+        with app_server(cache_dir, data_dir, root) as (url, proc, start):
             out["server_up_s"] = round(time.perf_counter() - start, 2)
             context = browser.new_context(viewport={"width": 1600, "height": 1400})
             page = context.new_page()
@@ -172,7 +172,7 @@ def measure(browser, dataset: str, switches: int, warm_disk: bool) -> dict:
             out["peak_rss_gb"] = round(_peak_rss_bytes(proc.pid) / 1e9, 3)
             context.close()
         if warm_disk:
-            with app_server(cache_dir, data_dir) as (url, proc, start):
+            with app_server(cache_dir, data_dir, root) as (url, proc, start):
                 context = browser.new_context(viewport={"width": 1600, "height": 1400})
                 page = context.new_page()
                 _open_on_dataset(page, url, dataset)
@@ -195,6 +195,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--datasets", default=",".join(DATASETS))
     ap.add_argument("--switches", type=int, default=3, help="questions switched to after the first (default 3)")
     ap.add_argument("--warm-disk", action="store_true", help="also restart on the same cache folder")
+    ap.add_argument("--app-root", type=Path, default=ROOT,
+                    help="the checkout whose app to measure (e.g. an older commit, for before/after)")
     args = ap.parse_args(argv)
     chromium = shutil.which("chromium")
     if chromium is None:
@@ -206,7 +208,7 @@ def main(argv: list[str] | None = None) -> int:
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
         for dataset in args.datasets.split(","):
-            r = measure(browser, dataset.strip(), args.switches, args.warm_disk)
+            r = measure(browser, dataset.strip(), args.switches, args.warm_disk, args.app_root.resolve())
             results.append(r)
             print(f"{dataset}: {json.dumps(r)}", flush=True)
         browser.close()

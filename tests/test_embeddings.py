@@ -63,3 +63,11 @@ def test_other_architectures_are_refused(tmp_path):
     (folder / "config.json").write_text('{"model_type": "roberta", "hidden_size": 768}')
     with pytest.raises(ValueError, match="not the BERT layout"):
         OnnxMiniLM(folder)
+
+
+def test_sentence_and_token_embeddings_from_one_pass_equal_the_separate_ones():
+    model = embeddings.get_model()
+    dense, tokens = embeddings.encode_with_tokens(TEXTS)
+    assert np.array_equal(dense, embeddings.encode(TEXTS))
+    for (v, m), (v2, m2) in zip(tokens, model.token_embeddings(TEXTS)):
+        assert np.array_equal(v, v2) and np.array_equal(m, m2)

@@ -18,7 +18,8 @@ BGE-m3 is not available offline, so each mode is rebuilt from what we have **[ou
   the tokenizer's special tokens [CLS]/[SEP] are dropped here), each L2-normalised. score(x→y) = mean over
   x's tokens of the max cosine with y's tokens; colbert = mean of both directions, clamped to [0, 1].
 - **embeddings once per distinct text [ours]**: :meth:`prepare` embeds only texts it has not seen, in ONE
-  sentence pass and ONE token pass (counted in ``sentence_passes``, ``token_passes``, ``texts_embedded``).
+  sentence pass and ONE token pass (counted in ``sentence_passes``, ``token_passes``, ``texts_embedded``; on ONNX
+  Runtime both come from one forward pass of the model).
   :meth:`score` prepares its two texts if needed, so call ``prepare`` with the whole question first. New texts
   (e.g. a Reflection round) extend the BM25 corpus, so later sparse scores use the larger IDF corpus.
 - **"I don't know" [ours]**: empty text, "None", "I don't know" and the other ``backend.llm.formats.is_idk``
@@ -91,9 +92,9 @@ class KnowledgeScorer:
         new = list(dict.fromkeys(t for t in texts if not is_idk(t) and t not in self._row))
         if not new:
             return
-        dense = np.asarray(embeddings.encode(new), dtype="float32")
+        dense, tokens = embeddings.encode_with_tokens(new)  # one forward pass gives both (on ONNX Runtime)
+        dense = np.asarray(dense, dtype="float32")
         self.sentence_passes += 1
-        tokens = embeddings.token_embeddings(new)
         self.token_passes += 1
         max_len = embeddings.max_seq_length()
         for text, (vectors, mask) in zip(new, tokens):
