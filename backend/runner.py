@@ -47,6 +47,10 @@ class Runner:
     method_params: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: A chroma server (``http://host:port``) holding the retrieval index instead of the cache folder's embedded one.
     chroma_url: str | None = None
+    #: The truth-stripped dataset and a retriever over it, when the caller keeps them for many runners (the app: one
+    #: per dataset per process): stripping copies every document, and each new retriever re-checks the whole index.
+    stripped_dataset: Dataset | None = None
+    retriever_source: Callable[[], Any] | None = None
     _retriever: Any = None
     _stripped: Dataset | None = None
     _prepared: dict[tuple[str, str], tuple[BaseModel, Preparation]] = field(default_factory=dict)
@@ -65,7 +69,7 @@ class Runner:
     @property
     def stripped(self) -> Dataset:
         if self._stripped is None:
-            self._stripped = strip_truth(self.dataset)
+            self._stripped = self.stripped_dataset if self.stripped_dataset is not None else strip_truth(self.dataset)
         return self._stripped
 
     def retriever(self):
@@ -73,16 +77,20 @@ class Runner:
         if self._retriever is None:
             from backend.retrieval import Retriever
 
-            self._retriever = Retriever(self.stripped, chroma_host=self.chroma_url or None)
+            self._retriever = (self.retriever_source() if self.retriever_source
+                               else Retriever(self.stripped, chroma_host=self.chroma_url or None))
         return self._retriever
 
     def method(self, name: str) -> Method:
         return METHODS[name](**self.method_params.get(name, {}))
 
+    def needs_index(self, name: str) -> bool:
+        """Whether method ``name`` searches the retrieval index in this runner's evidence mode."""
+        return self.evidence_mode == "retrieve" or METHODS[name].needs_index
+
     def context(self, name: str, prepared: BaseModel | None = None, question_id: str | None = None) -> RunContext:
-        needs_index = self.evidence_mode == "retrieve" or METHODS[name].needs_index
         return RunContext(client=self._client.for_method(name, dataset=self.stripped.name, question_id=question_id),
-                          retriever=self.retriever() if needs_index else None,
+                          retriever=self.retriever() if self.needs_index(name) else None,
                           evidence_mode=self.evidence_mode, top_k=self.top_k,
                           sources=self.stripped.source_names(), prepared=prepared)
 

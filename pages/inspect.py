@@ -1,5 +1,7 @@
 """Inspect: one question answered by every method at once, side by side, with the reasons visible."""
 
+from functools import partial
+
 import streamlit as st
 
 from backend.llm.offline import MODEL_NOTE
@@ -64,6 +66,6 @@ if show_truth:
 charts = st.columns(2)
 charts[0].plotly_chart(view.agreement_figure(results), key=key(PAGE, "agreement"))
 charts[1].plotly_chart(view.support_figure(results, question, show_truth), key=key(PAGE, "support"))
-st.download_button("Download this inspection as HTML",
-                   data=report_html(selection.dataset, question, results, include_truth=show_truth),
+st.download_button("Download this inspection as HTML",  # the report is built on click, not on every rerun
+                   data=partial(report_html, selection.dataset, question, results, include_truth=show_truth),
                    file_name=f"conflictlens-{question.id}.html", mime="text/html", key=key(PAGE, "download"))

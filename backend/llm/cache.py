@@ -46,6 +46,9 @@ class CallCache:
         self._db = sqlite3.connect(str(self.path), check_same_thread=False, timeout=30)
         with self._lock:
             self._db.execute("PRAGMA journal_mode=WAL")
+            # no fsync per stored reply (RA-RAG's stage 1 stores 1,112 in a row): under WAL the file stays consistent,
+            # and a power cut can lose only the last replies, which are recomputed: it is a cache
+            self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute("CREATE TABLE IF NOT EXISTS calls (key TEXT PRIMARY KEY, model TEXT NOT NULL, "
                              "response TEXT NOT NULL, prompt_tokens INTEGER, completion_tokens INTEGER, "
                              "created REAL)")

@@ -17,7 +17,7 @@ import streamlit as st
 from backend.llm.client import CallLog, LLMConfig, default_cache
 from backend.report.text import duration, plural, progress_text
 from backend.runner import Runner
-from backend.schema import MethodResult, Question
+from backend.schema import Dataset, MethodResult, Question, strip_truth
 from components.safe import md
 from components.session.jobs import Job, Jobs
 from components.session.state import Selection
@@ -62,6 +62,32 @@ def _params(calibration: int | None, method_params: dict | None) -> dict:
     return params
 
 
+class _Shared:
+    """What every runner of one dataset can share in this process: its truth-stripped copy and one retriever over
+    it (built once, then every question's search goes straight to the index; on ``chroma_url`` when set)."""
+
+    def __init__(self, dataset: Dataset, chroma_url: str | None = None) -> None:
+        self.stripped = strip_truth(dataset)
+        self.chroma_url = chroma_url
+        self._retriever = None
+        self._lock = threading.Lock()
+
+    def retriever(self):
+        with self._lock:
+            if self._retriever is None:
+                from backend.retrieval import Retriever
+
+                self._retriever = Retriever(self.stripped, chroma_host=self.chroma_url or None)
+            return self._retriever
+
+
+@st.cache_resource(show_spinner=False, max_entries=8)
+def _shared(path: str, ident: int, chroma_url: str | None, _dataset: Dataset) -> _Shared:
+    """Keyed by the loaded dataset object (``resources.dataset`` keeps one per file version), not hashed, and the
+    index's server."""
+    return _Shared(_dataset, chroma_url)
+
+
 def runner(selection: Selection, evidence_mode: str = "given", calibration: int | None = None,
            method_params: dict | None = None, replay: bool = False) -> Runner:
     """``replay``: answer from the reply cache only (a miss is an error) and log nothing: reading the cache is not
@@ -70,7 +96,10 @@ def runner(selection: Selection, evidence_mode: str = "given", calibration: int 
     cfg = llm_config(selection)
     if replay:
         cfg = cfg.model_copy(update={"cache_mode": "replay"})
+    shared = _shared(str(selection.dataset.path), id(selection.dataset), selection.chroma_url or None,
+                     selection.dataset)
     return Runner(selection.dataset, llm=cfg, cache=call_cache(), log=None if replay else call_log(),
+                  stripped_dataset=shared.stripped, retriever_source=shared.retriever,
                   evidence_mode=evidence_mode, method_params=_params(calibration, method_params),
                   chroma_url=selection.chroma_url)
 
@@ -158,6 +187,7 @@ def _prepare_first(job: Job, run: Runner, name: str) -> None:
 
 def _run_work(run: Runner, question: Question, methods: list[str]) -> Callable[[Job], None]:
     def work(job: Job) -> None:
+        build_index_ahead(run, methods)
         ready = []
         for name in methods:  # dataset-level work first, each with its own progress; a failure is that method's
             try:
@@ -266,3 +296,21 @@ def prepare_failure(selection: Selection, method: str, evidence_mode: str = "giv
     """Why the preparation ``start_prepare`` started failed, once: its finished job is taken out of the session."""
     k = _prepared_key(selection, method, evidence_mode, calibration)
     return next((job.error for job in jobs("prepare").collect(k).values()), None)
+
+
+def build_index_ahead(run: Runner, methods: list[str]) -> None:
+    """Start syncing the retrieval index in a background thread when a method will search it, so a cold index is
+    built while RA-RAG's stage 1 runs instead of after it (the model releases the GIL; the reader mostly does not).
+    The method's own first search then waits for this build (one build per index at a time) or finds it done; a
+    failure here is left to that search, which reports it as the method's error."""
+    if not any(run.needs_index(m) for m in methods):
+        return
+
+    def build() -> None:
+        try:
+            run.retriever().ensure_built()
+        except Exception:  # noqa: BLE001 - reported by the method's own search
+            pass
+
+    threading.Thread(target=build, name="index-build", daemon=True).start()
+

@@ -132,8 +132,9 @@ class BRIDGE(Method):
 
         def retrieve() -> list[BridgeKnowledge]:
             out = []
-            for q in ret_queries:
-                hits = ctx.retriever.search(q, k=1) if ctx.retriever is not None else []
+            found = (ctx.retriever.search_many(ret_queries, k=1) if ctx.retriever is not None
+                     else [[] for _ in ret_queries])  # one embedding pass and one index query for all sub-queries
+            for q, hits in zip(ret_queries, found):
                 doc = ctx.retriever.document(hits[0].doc_id) if hits else None
                 out.append(BridgeKnowledge(sub_query=q, text=doc.text if doc else IDK_TEXT, idk=doc is None,
                                            document_id=doc.id if doc else None,

@@ -14,11 +14,12 @@ BGE-m3 is not available offline, so each mode is rebuilt from what we have **[ou
   negatives clamped to 0. Not (1 + cos)/2: that maps unrelated MiniLM texts (cos ≈ 0) to 0.5 and would make
   BRIDGE's N0 check (S1 + S4 > 1) pass on unrelated knowledge.
 - **colbert [ours]**: ColBERT-style late interaction over MiniLM *token* embeddings (the transformer output
-  before mean pooling, ``output_value="token_embeddings"``; padding is already trimmed by sentence-transformers,
+  before mean pooling, ``backend.embeddings.token_embeddings``; padding trimmed,
   the tokenizer's special tokens [CLS]/[SEP] are dropped here), each L2-normalised. score(x→y) = mean over
   x's tokens of the max cosine with y's tokens; colbert = mean of both directions, clamped to [0, 1].
 - **embeddings once per distinct text [ours]**: :meth:`prepare` embeds only texts it has not seen, in ONE
-  sentence pass and ONE token pass (counted in ``sentence_passes``, ``token_passes``, ``texts_embedded``).
+  sentence pass and ONE token pass (counted in ``sentence_passes``, ``token_passes``, ``texts_embedded``; on ONNX
+  Runtime both come from one forward pass of the model).
   :meth:`score` prepares its two texts if needed, so call ``prepare`` with the whole question first. New texts
   (e.g. a Reflection round) extend the BM25 corpus, so later sparse scores use the larger IDF corpus.
 - **"I don't know" [ours]**: empty text, "None", "I don't know" and the other ``backend.llm.formats.is_idk``
@@ -91,14 +92,12 @@ class KnowledgeScorer:
         new = list(dict.fromkeys(t for t in texts if not is_idk(t) and t not in self._row))
         if not new:
             return
-        dense = np.asarray(embeddings.encode(new), dtype="float32")
+        dense, tokens = embeddings.encode_with_tokens(new)  # one forward pass gives both (on ONNX Runtime)
+        dense = np.asarray(dense, dtype="float32")
         self.sentence_passes += 1
-        model = embeddings.get_model()
-        tokens = model.encode(new, output_value="token_embeddings", convert_to_numpy=True, show_progress_bar=False)
         self.token_passes += 1
-        special = model.tokenizer(new, truncation=True, max_length=model.max_seq_length,
-                                  return_special_tokens_mask=True)["special_tokens_mask"]
-        for text, vectors, mask in zip(new, tokens, special):
+        max_len = embeddings.max_seq_length()
+        for text, (vectors, mask) in zip(new, tokens):
             vectors = np.asarray(vectors, dtype="float32")
             if len(vectors) != len(mask):
                 raise RuntimeError(f"token embeddings ({len(vectors)}) and tokens ({len(mask)}) disagree "
@@ -106,7 +105,7 @@ class KnowledgeScorer:
             vectors = vectors[np.asarray(mask) == 0]
             norms = np.linalg.norm(vectors, axis=1, keepdims=True)
             self._tokens.append(vectors / np.where(norms > 0, norms, 1.0))
-            self.texts_truncated += int(len(mask) >= model.max_seq_length)
+            self.texts_truncated += int(len(mask) >= max_len)
             self._row[text] = len(self._row)
         self._dense = dense if self._dense is None else np.vstack([self._dense, dense])
         self.texts_embedded += len(new)
