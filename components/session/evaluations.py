@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
@@ -18,13 +18,14 @@ from backend.paths import default_cache_dir
 from backend.schema import Dataset, Question
 from components.evaluate import Evaluation
 from components.session.runs import runner
+from components.session.jobs import Timed
 from components.session.state import Selection
 
 JOB_KEY = "evaluate.job"
 
 
 @dataclass
-class EvaluationJob:
+class EvaluationJob(Timed):
     dataset: Dataset
     questions: list[Question]
     methods: list[str]
@@ -33,19 +34,9 @@ class EvaluationJob:
     unit: str = "question"
     done: int = 0
     total: int = 0
-    started: float = field(default_factory=time.perf_counter)
-    finished: float | None = None
     evaluation: Evaluation | None = None
     error: str | None = None
     thread: threading.Thread | None = None
-
-    @property
-    def running(self) -> bool:
-        return self.finished is None
-
-    @property
-    def elapsed(self) -> float:
-        return (self.finished or time.perf_counter()) - self.started
 
     def progress(self, phase: str, unit: str):
         def update(done: int, total: int) -> None:

@@ -31,16 +31,11 @@ class Stage:
 
 
 @dataclass
-class Job:
-    methods: list[str]
-    question_id: str = ""
-    started: float = field(default_factory=time.perf_counter)
-    finished: float | None = None
-    stage: Stage | None = None  # the stage in progress, if any
-    value: Any = None  # what a job computes besides per-method results (a risk sweep)
-    error: str | None = None  # a failure outside any one method (it is also every missing method's error)
-    _results: dict[str, MethodResult] = field(default_factory=dict)
-    _lock: threading.Lock = field(default_factory=threading.Lock)
+class Timed:
+    """When a background job started and finished (``perf_counter``); shared by every kind of job."""
+
+    started: float = field(default_factory=time.perf_counter, kw_only=True)
+    finished: float | None = field(default=None, kw_only=True)
 
     @property
     def running(self) -> bool:
@@ -49,6 +44,17 @@ class Job:
     @property
     def elapsed(self) -> float:
         return (self.finished or time.perf_counter()) - self.started
+
+
+@dataclass
+class Job(Timed):
+    methods: list[str]
+    question_id: str = ""
+    stage: Stage | None = None  # the stage in progress, if any
+    value: Any = None  # what a job computes besides per-method results (a risk sweep)
+    error: str | None = None  # a failure outside any one method (it is also every missing method's error)
+    _results: dict[str, MethodResult] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def add(self, result: MethodResult) -> None:
         """One method finished (called from the worker)."""
