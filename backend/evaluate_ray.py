@@ -40,7 +40,7 @@ import backend
 from backend.evaluate import Engine, EvaluationError, Progress, answer_question
 from backend.methods import METHODS
 from backend.paths import REPO_ROOT
-from backend.schema import MethodResult, Preparation, Question
+from backend.schema import MethodResult, Preparation, Question, strip_truth
 
 #: Environment variables of the driver that workers get too when set (where the caches are, which embedding model).
 PASSED_ENV = ("CONFLICTLENS_CACHE_DIR", "CONFLICTLENS_EMBEDDING_MODEL")
@@ -149,7 +149,7 @@ def run_on_ray(runner, work: list[Question], todo: dict[str, list[str]], write: 
     try:
         count = workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
         actor = ray.remote(num_cpus=1, max_concurrency=concurrency)(Worker)
-        dataset = ray.put(runner.dataset)
+        dataset = ray.put(runner.stripped)  # workers never need the truth: rows are scored on the driver
         actors = [actor.remote(dataset, spec) for _ in range(min(count, len(work)))]
         try:
             ray.get([a.ready.remote() for a in actors], timeout=600)
@@ -159,7 +159,7 @@ def run_on_ray(runner, work: list[Question], todo: dict[str, list[str]], write: 
 
         def submit(worker) -> None:
             q = queue.popleft()
-            pending[worker.answer.remote(q, todo[q.id])] = (worker, q)
+            pending[worker.answer.remote(strip_truth(q), todo[q.id])] = (worker, q)
 
         for worker in actors:
             for _ in range(concurrency):
@@ -173,6 +173,9 @@ def run_on_ray(runner, work: list[Question], todo: dict[str, list[str]], write: 
             except RayActorError as err:
                 notes.append(f"question {q.id}: its Ray worker died ({err.__class__.__name__}); its pairs were not "
                              "written (--resume runs them)")
+                finished += 1
+                if on_progress is not None:
+                    on_progress(finished, len(work))
                 continue  # that worker gets no more work
             except RayError as err:
                 notes.append(f"question {q.id}: the Ray worker failed: {str(err).splitlines()[0]}; its pairs were "

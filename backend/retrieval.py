@@ -221,7 +221,16 @@ def _open_persistent(folder: Path):
         raise RetrievalError(f"{folder}: cannot open the retrieval index: {exc}") from exc
 
 
+#: chromadb's HTTP client waits forever for a reply (httpx timeout None): a stalled server would hold the index's
+#: locks and every run on it. A first heartbeat must answer within CONNECT_S, every later request within REQUEST_S
+#: (index batches are large).
+CHROMA_CONNECT_S = 10.0
+CHROMA_REQUEST_S = 120.0
+
+
 def _open_http(host: str):
+    import httpx
+
     url = urlsplit(host if "://" in host else f"http://{host}")
     if not url.hostname:
         raise RetrievalError(f"chroma host {host!r}: expected host, host:port or http(s)://host:port")
@@ -231,9 +240,15 @@ def _open_http(host: str):
     except ValueError as exc:
         raise RetrievalError(f"chroma host {host!r}: bad port") from exc
     try:
-        return chromadb.HttpClient(host=url.hostname, port=port, ssl=ssl, settings=_settings())
+        httpx.get(f"{url.scheme or 'http'}://{url.hostname}:{port}/api/v2/heartbeat",
+                  timeout=CHROMA_CONNECT_S).raise_for_status()
+        client = chromadb.HttpClient(host=url.hostname, port=port, ssl=ssl, settings=_settings())
     except Exception as exc:  # noqa: BLE001
         raise RetrievalError(f"chroma server {url.hostname}:{port}: cannot connect: {exc}") from exc
+    session = getattr(getattr(client, "_server", None), "_session", None)  # chromadb 1.5's httpx.Client
+    if session is not None:
+        session.timeout = httpx.Timeout(CHROMA_REQUEST_S, connect=CHROMA_CONNECT_S)
+    return client
 
 
 def _batches(items: Sequence[Any], size: int) -> Iterable[Sequence[Any]]:

@@ -72,7 +72,7 @@ except RetrievalError as err:  # e.g. the sidebar's chroma server does not answe
     st.error(f"The retrieval index cannot be opened: {md(str(err))}", icon="⚠️")
     st.stop()
 st.caption("Top-k documents for the selected question over the whole corpus (dense retrieval with the bundled "
-           f"all-MiniLM-L6-v2; the index, in {retriever.location}, is updated incrementally).")
+           f"all-MiniLM-L6-v2; the index, in {md(retriever.location)}, is updated incrementally).")
 build = st.empty()  # the button goes as soon as the index is built, not on the next rerun
 if retriever.count() < n_docs and not build.button(f"Build the retrieval index ({plural(n_docs, 'document')})",
                                                    key=key(PAGE, "build_index")):

@@ -98,3 +98,28 @@ def test_cli_with_chroma_url_builds_on_the_server_and_answers_as_embedded(chroma
     assert not (tmp_path / "cache" / "index").exists()
     embedded = Runner(ds, evidence_mode="retrieve").run(question, ["vanilla_rag"])["vanilla_rag"]
     assert without_timings(served) == without_timings(embedded)
+
+
+def test_a_server_that_never_answers_is_a_clear_error_not_a_hang(monkeypatch):
+    """chromadb's own client waits forever; ours gives up after its connect timeout and says which server."""
+    import socket
+    import time
+
+    import backend.retrieval as retrieval
+    from backend.retrieval import RetrievalError, _open_http
+
+    monkeypatch.setattr(retrieval, "CHROMA_CONNECT_S", 0.5)
+    with socket.socket() as silent:  # accepts connections (the kernel's backlog) and never replies
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        port = silent.getsockname()[1]
+        start = time.monotonic()
+        with pytest.raises(RetrievalError, match=f"chroma server 127.0.0.1:{port}: cannot connect"):
+            _open_http(f"http://127.0.0.1:{port}")
+        assert time.monotonic() - start < 30
+
+
+def test_requests_after_the_first_are_bounded_too(chroma_url):
+    from backend.retrieval import CHROMA_REQUEST_S, _open_http
+
+    assert _open_http(chroma_url)._server._session.timeout.read == CHROMA_REQUEST_S

@@ -58,7 +58,11 @@ def fault_server(tmp_path):
         yield found[1], log
     finally:
         proc.terminate()
-        proc.wait(timeout=20)
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
         err.close()
 
 

@@ -38,6 +38,7 @@ import sys
 import threading
 import time
 import uuid
+from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
@@ -235,7 +236,7 @@ def create_app(settings: ServerSettings | None = None, request_log: str | Path |
     settings = settings or ServerSettings()
     lock = threading.Lock()
     stats = {"requests": 0, "ok": 0, "fail": 0, "hang": 0, "garbage": 0, "bad_request": 0, "error": 0}
-    requests: list[dict[str, Any]] = []
+    requests: deque[dict[str, Any]] = deque(maxlen=100_000)  # the newest; a long-lived server stays bounded
     log_file = open(request_log, "a", encoding="utf-8") if request_log else None  # noqa: SIM115 - app lifetime
 
     def record(n: int, received: float, key: str | None, fault: str, status: int) -> None:

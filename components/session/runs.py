@@ -67,6 +67,7 @@ class _Shared:
     it (built once, then every question's search goes straight to the index; on ``chroma_url`` when set)."""
 
     def __init__(self, dataset: Dataset, chroma_url: str | None = None) -> None:
+        self.source = dataset  # held, so its id (part of the cache key) cannot be reused by a later version
         self.stripped = strip_truth(dataset)
         self.chroma_url = chroma_url
         self._retriever = None
@@ -179,10 +180,12 @@ def _prepare_first(job: Job, run: Runner, name: str) -> None:
     with lock:
         if run.prepared(name) is not None:  # computed by another run while this one waited
             return
-        if run.evidence_mode == "retrieve":
-            run.retriever().build(on_progress=job.progress("Embedding documents", "document"))
-        run.prepare(name, on_progress=job.progress(run.method(name).prepare_label))
-        job.stage = None
+        try:
+            if run.evidence_mode == "retrieve":
+                run.retriever().build(on_progress=job.progress("Embedding documents", "document"))
+            run.prepare(name, on_progress=job.progress(run.method(name).prepare_label))
+        finally:  # a failed stage leaves no frozen progress bar while the other methods run
+            job.stage = None
 
 
 def _run_work(run: Runner, question: Question, methods: list[str]) -> Callable[[Job], None]:
