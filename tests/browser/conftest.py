@@ -82,7 +82,7 @@ def browser():
 def write_report(tmp_path, question: str = "@1"):
     """``python -m backend inspect --html`` on a ramdocs_dev question with every method; the report's path. The
     session's cache folder (``CONFLICTLENS_CACHE_DIR``) holds the retrieval index BRIDGE needs: built once per
-    session, not once per report (38 s each)."""
+    session, not once per report."""
     out = tmp_path / "report.html"
     proc = subprocess.run([sys.executable, "-m", "backend", "inspect", "--dataset", "sample_data/ramdocs_dev",
                            "--question", question, "--methods", "all", "--html", str(out)],
