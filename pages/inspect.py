@@ -45,6 +45,8 @@ if results is None and job is None and methods and not offline:
 # the offline model costs nothing, so its results appear without a click; hosted models wait for Run
 if methods and (run_clicked or (results is None and job is None and offline)):
     job = start_run(selection, methods)  # the same run in flight is joined, not started again
+    if not job.running:  # a quick run (from the reply cache) is drawn at once
+        job, results = None, cached_results(selection, methods)
 if job is not None:
     def _columns(done: dict) -> None:
         for column, name in zip(st.columns(len(methods)), methods):

@@ -55,6 +55,11 @@ class Job(Timed):
     error: str | None = None  # a failure outside any one method (it is also every missing method's error)
     _results: dict[str, MethodResult] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    _done: threading.Event = field(default_factory=threading.Event)
+
+    def wait(self, timeout: float) -> bool:
+        """Block up to ``timeout`` seconds for the job to finish; whether it has."""
+        return self._done.wait(timeout)
 
     def add(self, result: MethodResult) -> None:
         """One method finished (called from the worker)."""
@@ -93,6 +98,7 @@ def _guarded(job: Job, work: Work) -> None:
     finally:
         job.stage = None
         job.finished = time.perf_counter()
+        job._done.set()
 
 
 class Jobs:

@@ -210,15 +210,23 @@ def running(selection: Selection, methods: list[str], **settings) -> Job | None:
     return jobs().running(_key(selection, methods, **settings))
 
 
-def start_run(selection: Selection, methods: list[str], **settings) -> Job:
+#: How long a page waits for a run it just started before it polls instead: a run answered from the reply cache
+#: (a question seen before, a warm switch) finishes well within this and is drawn in the same script run, without
+#: the poll's half-second round trip and the rerun after it.
+SETTLE_S = 1.0
+
+
+def start_run(selection: Selection, methods: list[str], settle: float = SETTLE_S, **settings) -> Job:
     """Run the methods in the background (dataset-level preparations first); their results land in
-    ``cached_results`` once all are in. The same run already in flight is returned, not started twice.
+    ``cached_results`` once all are in. The same run already in flight is returned, not started twice. Waits up to
+    ``settle`` seconds for a quick run to finish (``job.running`` says whether it did).
     ``settings``: evidence_mode, calibration (RA-RAG stage-1 questions), method_params."""
     k = _key(selection, methods, **settings)
-    if (job := jobs().running(k)) is not None:
-        return job
-    run = runner(selection, **settings)  # built here: it reads st.secrets and the cached resources
-    return jobs().start(k, _run_work(run, selection.question, list(methods)), methods, selection.question.id)
+    if (job := jobs().running(k)) is None:
+        run = runner(selection, **settings)  # built here: it reads st.secrets and the cached resources
+        job = jobs().start(k, _run_work(run, selection.question, list(methods)), methods, selection.question.id)
+    job.wait(settle)
+    return job
 
 
 def start_sweep(k: tuple, selection: Selection, questions: list[Question], strategies: tuple[str, ...]) -> Job:

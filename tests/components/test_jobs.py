@@ -72,3 +72,13 @@ def test_a_finished_key_starts_again():
     assert second is not first
     _wait(second)
     assert store.collect() == {"k": second}
+
+
+def test_wait_returns_when_the_job_ends_or_at_the_timeout():
+    gate = threading.Event()
+    store = Jobs()
+    job = store.start("k", lambda job: gate.wait(WAIT), ["a"], "q1")
+    assert job.wait(0.05) is False and job.running  # still held: the page polls it instead
+    gate.set()
+    assert job.wait(WAIT) is True and not job.running
+    assert store.start("quick", lambda job: None).wait(WAIT) is True
