@@ -102,13 +102,17 @@ def _wait_http(url: str, proc: subprocess.Popen, seconds: float) -> bool:
     return False
 
 
-def _stop(proc: subprocess.Popen) -> None:
-    """Stop a server started in its own session: its whole process group, politely first."""
+def stop_process(proc: subprocess.Popen, group: bool = False, wait: float = 10) -> None:
+    """Stop a server, politely first, then for sure: SIGTERM, then SIGKILL if it has not exited within ``wait``
+    seconds. ``group``: the server was started in its own session; signal its whole process group."""
     import signal
 
-    for sig, wait in ((signal.SIGTERM, 10), (signal.SIGKILL, 10)):
+    for sig in (signal.SIGTERM, signal.SIGKILL):
         try:
-            os.killpg(proc.pid, sig)
+            if group:
+                os.killpg(proc.pid, sig)
+            else:
+                proc.send_signal(sig)
         except ProcessLookupError:
             break
         try:
@@ -143,7 +147,7 @@ def chroma_server() -> Iterator[str]:
             pytest.skip(f"chroma server did not answer its heartbeat: {log.read_text(errors='replace')[-800:]}")
         yield url
     finally:
-        _stop(proc)
+        stop_process(proc, group=True)
         shutil.rmtree(root, ignore_errors=True)
 
 

@@ -28,6 +28,7 @@ from backend.llm.server import garbage_text, messages_key
 from backend.methods import resolve
 from backend.paths import SAMPLE_DATA
 from tests.conftest import ROOT
+from tests.servers import stop_process
 
 pytestmark = pytest.mark.slow
 
@@ -57,12 +58,7 @@ def fault_server(tmp_path):
             pytest.fail(f"serve-model did not start: {line}{(tmp_path / 'server.err').read_text()[-2000:]}")
         yield found[1], log
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop_process(proc, wait=20)
         err.close()
 
 

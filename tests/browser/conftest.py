@@ -12,6 +12,7 @@ import urllib.request
 import pytest
 
 from tests.conftest import ROOT
+from tests.servers import stop_process
 
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
@@ -51,11 +52,7 @@ def app_server(env: dict | None = None, log=None):
     try:
         yield url
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop_process(proc)
         out.close()
 
 
