@@ -154,6 +154,15 @@ def _pick_question(page, index: int) -> None:
     page.get_by_role("option").nth(index).click()
 
 
+def _first_result(browser, url: str, dataset: str, question_text: str):
+    """A new browser context on the dataset, waited on until the first question's full result shows; the page."""
+    context = browser.new_context(viewport={"width": 1600, "height": 1400})
+    page = context.new_page()
+    _open_on_dataset(page, url, dataset)
+    _wait_full_result(page, question_text)
+    return page
+
+
 def measure(browser, dataset: str, switches: int, warm_disk: bool, root: Path = ROOT) -> dict:
     cache_dir = Path(tempfile.mkdtemp(prefix=f"cl-bench-{dataset}-"))
     data_dir = Path(tempfile.mkdtemp(prefix="cl-bench-data-"))
@@ -162,10 +171,7 @@ def measure(browser, dataset: str, switches: int, warm_disk: bool, root: Path = 
     try:
         with app_server(cache_dir, data_dir, root) as (url, proc, start):
             out["server_up_s"] = round(time.perf_counter() - start, 2)
-            context = browser.new_context(viewport={"width": 1600, "height": 1400})
-            page = context.new_page()
-            _open_on_dataset(page, url, dataset)
-            _wait_full_result(page, questions[0][1])
+            page = _first_result(browser, url, dataset, questions[0][1])
             out["cold_s"] = round(time.perf_counter() - start, 2)
             out["cold_cpu_s"] = round(_cpu_s(proc.pid), 2)
             times, cpu = [], []
@@ -184,17 +190,14 @@ def measure(browser, dataset: str, switches: int, warm_disk: bool, root: Path = 
             out["switch_median_s"] = statistics.median(times) if times else None
             out["switch_max_s"] = max(times) if times else None
             out["peak_rss_gb"] = round(_peak_rss_bytes(proc.pid) / 1e9, 3)
-            context.close()
+            page.context.close()
         if warm_disk:
             with app_server(cache_dir, data_dir, root) as (url, proc, start):
-                context = browser.new_context(viewport={"width": 1600, "height": 1400})
-                page = context.new_page()
-                _open_on_dataset(page, url, dataset)
-                _wait_full_result(page, questions[0][1])
+                page = _first_result(browser, url, dataset, questions[0][1])
                 out["warm_disk_s"] = round(time.perf_counter() - start, 2)
                 out["warm_disk_cpu_s"] = round(_cpu_s(proc.pid), 2)
                 out["warm_disk_peak_rss_gb"] = round(_peak_rss_bytes(proc.pid) / 1e9, 3)
-                context.close()
+                page.context.close()
     finally:
         shutil.rmtree(cache_dir, ignore_errors=True)
         shutil.rmtree(data_dir, ignore_errors=True)
