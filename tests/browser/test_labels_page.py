@@ -30,6 +30,7 @@ def test_labels_saved_elsewhere_appear_and_shortcuts_save(label_app, browser):
     page = browser.new_page(viewport={"width": 1400, "height": 1600})
     page.goto(url + "/labels?dataset=ramdocs_dev", timeout=60_000)
     page.get_by_text("Save & next").first.wait_for(timeout=90_000)
+    idle = page.locator('[data-testid="stApp"][data-test-script-state="notRunning"]')
     assert "case=ramdocs-0004" in page.url and page.get_by_text("Not labelled yet").is_visible()
     name = page.get_by_role("textbox", name="Your name")
     name.fill("Ann")
@@ -51,11 +52,14 @@ def test_labels_saved_elsewhere_appear_and_shortcuts_save(label_app, browser):
     typed = page.get_by_role("textbox", name="Other accepted answers, one per line")
     # Bob's label is in the form now: the refusal is drawn before the form below it, so wait for the redraw
     expect(typed).to_have_value("Association football", timeout=15_000)
+    idle.wait_for(timeout=30_000)  # typed into a form the rerun then replaces, the save would be lost with it
+    typed = page.get_by_role("textbox", name="Other accepted answers, one per line")
     typed.fill("Football")
     typed.press("Control+Enter")
     page.wait_for_url("**case=ramdocs-0002**", timeout=15_000)  # saved, and on to the next case
     assert [(lab.analyst, lab.answers) for lab in LabelStore(db).history("ramdocs_dev", "ramdocs-0004")] == [
         ("Bob", ["Association football"]), ("Ann", ["Football"])]
+    idle.wait_for(timeout=30_000)
     page.keyboard.press("Alt+p")
     page.wait_for_url("**case=ramdocs-0004**", timeout=15_000)
     page.close()
