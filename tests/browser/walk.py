@@ -38,12 +38,18 @@ def show(page, link: str, *, calibration: int | None = None, bridge_ran: bool = 
         open_page(page, link)
     if link == "Sources (RA-RAG)":
         if calibration:
-            settle(page)  # typed into while the page still ran, the field would be redrawn with the old value
             field = page.get_by_label("calibration questions (stage 1)", exact=True)
-            field.fill(str(calibration))
-            field.press("Enter")
+            for _ in range(3):  # typed into while the page still ran, the field is redrawn with the old value
+                settle(page)
+                field.fill(str(calibration))
+                field.press("Enter")
+                settle(page)
+                if field.input_value() == str(calibration):
+                    break
+            assert field.input_value() == str(calibration), "the calibration field did not keep its value"
         page.get_by_role("button", name="Run RA-RAG", exact=True).click()
     wait_text(page, "Press Run" if link == "Decision path (BRIDGE)" and not bridge_ran else DRAWN_LAST[link])
+    settle(page)  # read only once the page's last rerun is over, not while it redraws the elements being read
 
 
 #: Sidebar link -> a text the page draws last, once its content is there.
