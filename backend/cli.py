@@ -284,6 +284,59 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     return 0 if summary["complete"] else 1
 
 
+def _cmd_attack(args: argparse.Namespace) -> int:
+    """PoisonedRAG-style attacks over a dataset: k passages for a target wrong answer per question; attack success
+    rate, accuracy and abstention per method and k."""
+    from backend.evaluate import EvaluationError
+    from backend.methods import UnknownMethod, resolve
+    from backend.whatif.campaign import attack_dataset
+
+    try:
+        ks = sorted({int(k) for k in args.k.split(",") if k.strip()})
+    except ValueError:
+        print(f"error: --k {args.k!r}: expected comma-separated numbers, e.g. 1,3,5", file=sys.stderr)
+        return 2
+    if not ks or ks[0] < 0:
+        print("error: --k: give one or more numbers of passages, 0 or more (0: the clean question)", file=sys.stderr)
+        return 2
+    if args.limit is not None and args.limit < 1:
+        print("error: --limit must be at least 1", file=sys.stderr)
+        return 2
+    if args.retry_errors and not args.resume:
+        print("error: --retry-errors needs --resume", file=sys.stderr)
+        return 2
+    if args.source and args.placement != "one_source":
+        print("error: --source needs --placement one_source", file=sys.stderr)
+        return 2
+    try:
+        names, missing = resolve(args.methods)
+    except UnknownMethod as err:
+        print(f"error: --methods: {err}", file=sys.stderr)
+        return 2
+    if missing:
+        print(f"note: not implemented yet, skipped: {', '.join(missing)}", file=sys.stderr)
+    ds = _load_or_exit(args.dataset, args.format)
+    questions = ds.questions[: args.limit] if args.limit else ds.questions
+    runner = _runner(args, ds)
+    _prepare_with_progress(runner, names)
+    bars = _Bars()
+    try:
+        summary = attack_dataset(runner, questions, names, args.out, ks=ks, placement=args.placement,
+                                 source=args.source, resume=args.resume, retry_errors=args.retry_errors,
+                                 concurrency=args.concurrency,
+                                 on_progress=bars.step("attacked questions", unit="question"))
+    except EvaluationError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    finally:
+        bars.close()
+    from backend.report.console import print_attack
+
+    print_attack(summary, ds.name, args.model, Path(args.out))
+    complete = all(e["missing"] == 0 for per_k in summary.values() for e in per_k.values())
+    return 0 if complete else 1
+
+
 def _cmd_reliability(args: argparse.Namespace) -> int:
     """RA-RAG stage 1 over a dataset's unlabelled calibration questions; estimated vs true reliability."""
     import json
@@ -422,6 +475,25 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", choices=["auto", "project", "ramdocs"], default="auto")
     _add_model_args(p)
     p.set_defaults(func=_cmd_evaluate)
+
+    p = sub.add_parser("attack", help="PoisonedRAG-style attacks over a dataset: per method and k, attack success "
+                                      "rate, accuracy and abstention (results.jsonl, summary.json; --resume)")
+    p.add_argument("--dataset", required=True)
+    p.add_argument("--k", default="1,3,5", help="comma-separated numbers of injected passages (0: the clean question "
+                                                "as a baseline; default 1,3,5)")
+    p.add_argument("--methods", default="all", help="comma-separated method names, or all")
+    p.add_argument("--out", required=True, help="output folder (results.jsonl, attack.json, summary.json)")
+    p.add_argument("--limit", type=int, default=None, help="first N questions only")
+    p.add_argument("--placement", choices=["spread", "one_source"], default="spread",
+                   help="spread: each passage its own new source; one_source: all in one source (--source)")
+    p.add_argument("--source", default=None, help="with --placement one_source: the source's name (default: a new "
+                                                   "source 'attacker'; an existing name poisons that source)")
+    p.add_argument("--resume", action="store_true", help="keep the rows in --out and run only the missing ones")
+    p.add_argument("--retry-errors", action="store_true", help="with --resume: run the rows that failed again")
+    p.add_argument("--evidence", choices=["given", "retrieve"], default="given")
+    p.add_argument("--format", choices=["auto", "project", "ramdocs"], default="auto")
+    _add_model_args(p)
+    p.set_defaults(func=_cmd_attack)
 
     from backend.labels.cli import add_parser as add_labels_parser
 

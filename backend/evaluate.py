@@ -117,10 +117,10 @@ def load_results(path: str | Path) -> tuple[dict[Pair, MethodResult], list[str]]
     return out, notes
 
 
-def append_row(fh, dataset: str, model: str, result: MethodResult) -> None:
+def append_row(fh, dataset: str, model: str, result: MethodResult, **extra: Any) -> None:
     """One pair's row, written whole and on disk before returning (the only writer of results files)."""
     row = {"dataset": dataset, "model": model, "question_id": result.question_id, "method": result.method,
-           "result": result.model_dump(mode="json")}
+           **extra, "result": result.model_dump(mode="json")}
     fh.write(json.dumps(row, ensure_ascii=False) + "\n")
     fh.flush()
     os.fsync(fh.fileno())
@@ -176,6 +176,25 @@ def evaluate(runner, questions: list[Question], methods: list[str], out_dir: str
     recorded in the summary. Raises ``EvaluationError`` for an unusable ``out_dir`` or a Ray cluster whose workers
     cannot start."""
     out = Path(out_dir)
+    results, notes = run_pairs(runner, questions, methods, out, resume=resume, retry_errors=retry_errors,
+                               concurrency=concurrency, on_progress=on_progress, engine=engine)
+    summary = summarize(runner.dataset, results, methods=methods, questions=questions, model=runner.llm.model,
+                        notes=notes, gold=gold)
+    write_json(out / SUMMARY, summary)
+    return summary
+
+
+def write_json(path: Path, data: Any) -> None:
+    path.write_text(json.dumps(data, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+
+
+def run_pairs(runner, questions: list[Question], methods: list[str], out: Path, resume: bool = False,
+              retry_errors: bool = False, concurrency: int = 4, on_progress: Progress | None = None,
+              engine: Engine = local_engine, extra: Callable[[str], dict[str, Any]] | None = None
+              ) -> tuple[dict[Pair, MethodResult], list[str]]:
+    """The resumable part of a run (``evaluate``'s, shared by ``backend.whatif.campaign``): every pending
+    (question, method) pair through ``engine``, one row each appended to ``out/results.jsonl``; returns every row's
+    result (old and new) and notes on anything read or repaired. ``extra(question id)``: more fields for each row."""
     if out.exists() and not out.is_dir():
         raise EvaluationError(f"{out}: exists and is not a folder")
     if concurrency < 1:
@@ -208,15 +227,12 @@ def evaluate(runner, questions: list[Question], methods: list[str], out_dir: str
     if work:
         with open(path, "a", encoding="utf-8") as fh:
             def write(result: MethodResult) -> None:
-                append_row(fh, dataset, model, result)
+                append_row(fh, dataset, model, result, **(extra(result.question_id) if extra else {}))
 
             notes += engine(runner, work, todo, write, concurrency, on_progress)
     results, load_notes = load_results(path)
     notes += [n for n in load_notes if n not in notes]
-    summary = summarize(runner.dataset, results, methods=methods, questions=questions, model=model, notes=notes,
-                        gold=gold)
-    (out / SUMMARY).write_text(json.dumps(summary, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
-    return summary
+    return results, notes
 
 
 # --- the summary ---------------------------------------------------------------------------------------------
@@ -317,5 +333,5 @@ def summarize(dataset: Dataset, results: dict[Pair, MethodResult], methods: list
             "gold": gold or {"from": "dataset"}}
 
 
-__all__ = ["answer_question", "append_row", "evaluate", "load_results", "read_rows", "repair_tail", "summarize",
+__all__ = ["answer_question", "append_row", "evaluate", "run_pairs", "write_json", "load_results", "read_rows", "repair_tail", "summarize",
            "local_engine", "Engine", "EvaluationError", "RESULTS", "SUMMARY"]

@@ -28,6 +28,7 @@ from backend.llm.client import CallLog, LLMClient, LLMConfig, default_cache
 from backend.methods import METHODS
 from backend.methods.base import Method, Progress, RunContext, run_sync
 from backend.schema import Dataset, EvidenceMode, MethodResult, Preparation, Question, strip_truth
+from backend.schema.data import EDITED_FROM
 
 ResultCallback = Callable[[MethodResult], None]
 
@@ -88,9 +89,17 @@ class Runner:
         """Whether method ``name`` searches the retrieval index in this runner's evidence mode."""
         return self.evidence_mode == "retrieve" or METHODS[name].needs_index
 
-    def context(self, name: str, prepared: BaseModel | None = None, question_id: str | None = None) -> RunContext:
+    def context(self, name: str, prepared: BaseModel | None = None, question_id: str | None = None,
+                edited: tuple[Question, str] | None = None) -> RunContext:
+        """``edited``: (the stripped edited question, its original's id), when the question is a what-if edit of a
+        dataset question: the retriever then sees the edited documents instead of the original ones."""
+        retriever = self.retriever() if self.needs_index(name) else None
+        if retriever is not None and edited is not None:
+            from backend.whatif.overlay import EditedQuestionRetriever
+
+            retriever = EditedQuestionRetriever(retriever, *edited)
         return RunContext(client=self._client.for_method(name, dataset=self.stripped.name, question_id=question_id),
-                          retriever=self.retriever() if self.needs_index(name) else None,
+                          retriever=retriever,
                           evidence_mode=self.evidence_mode, top_k=self.top_k,
                           sources=self.stripped.source_names(), prepared=prepared)
 
@@ -168,11 +177,15 @@ class Runner:
 
     async def arun(self, question: Question, methods: list[str], on_result: ResultCallback | None = None,
                    sequential: bool = False) -> dict[str, MethodResult]:
-        """All ``methods`` on ``question``; concurrently unless ``sequential``. Keys keep ``methods`` order."""
+        """All ``methods`` on ``question``; concurrently unless ``sequential``. Keys keep ``methods`` order.
+        ``question`` may be a what-if edit of a dataset question (``backend.whatif``): it is read from its
+        ``meta`` here, before the truth (``meta`` included) is stripped."""
         q = strip_truth(question)
+        original = question.meta.get(EDITED_FROM)
+        edited = (q, str(original)) if original else None
 
         async def one(name: str) -> MethodResult:
-            result = await self._run_one(name, q)
+            result = await self._run_one(name, q, edited)
             if on_result is not None:
                 on_result(result)
             return result
@@ -183,7 +196,7 @@ class Runner:
             results = await asyncio.gather(*(one(m) for m in methods))
         return {r.method: r for r in results}
 
-    async def _run_one(self, name: str, q: Question) -> MethodResult:
+    async def _run_one(self, name: str, q: Question, edited: tuple[Question, str] | None = None) -> MethodResult:
         method, started = self.method(name), time.time()
         try:
             artefact = await self.aprepare(name)
@@ -191,7 +204,7 @@ class Runner:
             return MethodResult(method=name, question_id=q.id, params=method.params(),
                                 error=f"{method.prepare_label} failed: {err}")
         try:
-            ctx = self.context(name, artefact, question_id=q.id)
+            ctx = self.context(name, artefact, question_id=q.id, edited=edited)
         except Exception as err:  # noqa: BLE001 - e.g. the retrieval index cannot be opened: this method's error
             return MethodResult(method=name, question_id=q.id, params=method.params(), error=str(err))
         result = await method.arun(q, ctx)

@@ -14,7 +14,7 @@ from backend.paths import REPO_ROOT, SAMPLE_DATA
 from backend.sample.build import RAW, build_sample
 from backend.sample.pools import IDK, mentions, substitute
 
-DATASETS = ("ramdocs_dev", "multisource", "multisource_beta", "scenarios")
+DATASETS = ("ramdocs_dev", "multisource", "multisource_beta", "scenarios", "poisonedrag_nq")
 
 
 def _files(root: Path) -> dict[str, bytes]:
@@ -63,6 +63,19 @@ def test_ramdocs_dev(built):
     assert ds.questions[0].id == "ramdocs-0001" and ds.questions[-1].id == "ramdocs-0100"
     assert all(d.source is None for _, d in ds.documents())
     assert all((d.label.answer is None) == (d.label.type == "noise") for _, d in ds.documents())
+
+
+def test_poisonedrag_nq(built):
+    from backend.sample.pools import mentions
+
+    ds = load_dataset(built / "poisonedrag_nq")
+    assert len(ds.questions) == 96 and {len(q.documents) for q in ds.questions} == {1, 2, 3}
+    for q in ds.questions:
+        attack = q.meta["attack"]
+        assert attack["target"] == q.wrong_answers[0] and attack["passages"]
+        assert all(mentions(p, attack["target"]) for p in attack["passages"])   # every passage states the target
+        gold = q.gold_answers[0]
+        assert all(mentions(d.text, gold) and not mentions(d.text, attack["target"], unless=gold) for d in q.documents)
 
 
 @pytest.mark.parametrize("name", ["multisource", "multisource_beta"])

@@ -102,3 +102,21 @@ def print_evaluation(summary: dict) -> None:
     if summary["errors"]:
         console.print(Text("errors: " + ", ".join(f"{m} {n}" for m, n in summary["errors"].items())
                            + " (run again with --resume --retry-errors)", style="bold yellow"))
+
+
+def print_attack(summary: dict, dataset: str, model: str, out) -> None:
+    """An attack over a dataset (``backend.whatif.campaign``): one row per method and k."""
+    console = Console()
+    if console.width < 120:
+        console = Console(width=120)
+    table = Table("method", "k", "n", "errors", "missing", "attack success", "accuracy", "abstention",
+                  title=Text(f"Attack on {dataset} with {model} (percent; k = injected passages)"))
+    for name, per_k in summary.items():
+        for k, e in per_k.items():
+            table.add_row(Text(name), k, str(e["n"]), str(e["errors"]), str(e["missing"]),
+                          pct(e["attack_success_rate"]), pct(e["accuracy"]), pct(e["abstention"]))
+    console.print(table)
+    console.print("Attack success: the method's answers include the target wrong answer; rates over rows without "
+                  "error.", highlight=False)
+    console.print(Text(f"summary: {out}/summary.json · rows: {out}/results.jsonl · settings: {out}/attack.json"),
+                  highlight=False)

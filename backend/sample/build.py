@@ -9,7 +9,9 @@ Datasets (each a folder with ``questions.jsonl``, a ``README.md`` and, when mult
 * ``ramdocs_dev``: the 100 RAMDocs dev questions, converted as they are;
 * ``multisource`` / ``multisource_beta``: RA-RAG-style 8-source benchmark (``multisource``),
   spammer–hammer and Beta(3, 2) reliability priors over the same question pool;
-* ``scenarios``: BRIDGE/TRD-style FA / FI / FE / RA items (``scenarios``).
+* ``scenarios``: BRIDGE/TRD-style FA / FI / FE / RA items (``scenarios``);
+* ``poisonedrag_nq``: PoisonedRAG's NQ questions as an attack set (``poisonedrag``; not one of the app's bundled
+  datasets: ``python -m backend attack --dataset sample_data/poisonedrag_nq``).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from backend.data import to_jsonl
 from backend.paths import SAMPLE_DATA
 from backend.sample.multisource import beta_sources, build_multisource, spammer_hammer_sources
 from backend.sample.pools import IDK, WrongAnswers, load_candidates
+from backend.sample.poisonedrag import poisonedrag_questions
 from backend.sample.scenarios import build_scenarios
 from backend.schema import DocLabel, Document, Question, Source
 
@@ -77,6 +80,8 @@ def build_sample(out_dir: Path) -> list[str]:
         "multisource": (build_multisource(paired, sh, SEED_MS), sh, _readme_multisource("spammer–hammer")),
         "multisource_beta": (build_multisource(paired, beta, SEED_MS_BETA), beta, _readme_multisource("beta")),
         "scenarios": (build_scenarios([(c, list(w)) for c, w in paired], SEED_SCENARIOS), [], _readme_scenarios),
+        "poisonedrag_nq": (poisonedrag_questions(RAW / "poisonedrag_adv_targeted" / "nq.json"), [],
+                           _readme_poisonedrag),
     }
     lines = []
     for name, (questions, sources, readme) in built.items():
@@ -185,3 +190,19 @@ def _readme_scenarios(questions: list[Question], _sources: list[Source]) -> str:
         + "- by scenario: " + ", ".join(f"{s}/{t} {n}" for (s, t), n in cells.items()) + "\n"
         + f"- with internal knowledge: {with_mem}; gold \"I don't know\": {idk_gold}\n"
         + _doc_types(questions) + "\n" + LICENCE)
+
+
+def _readme_poisonedrag(questions: list[Question], _sources: list[Source]) -> str:
+    clean = Counter(len(q.documents) for q in questions)
+    return (
+        "# poisonedrag_nq\n\nPoisonedRAG's NQ target questions (`raw/poisonedrag_adv_targeted/nq.json`) as an attack "
+        "set for `python -m backend attack --dataset sample_data/poisonedrag_nq`. Gold: PoisonedRAG's correct answer; "
+        "attack target: its incorrect answer. Clean documents: PoisonedRAG's own adversarial passages with the correct "
+        "answer put back (it ships no clean passages); question i keeps 1 + (i mod 3) of them. The adversarial "
+        "passages are kept in `meta.attack` (never shown to a method) and injected by the attack command. Questions "
+        "whose answers the passages cannot be swapped in (yes/no, comparisons) are left out. No randomness.\n\n"
+        "## Statistics\n\n"
+        f"- questions: {len(questions)}\n" + _doc_types(questions)
+        + "- clean documents per question: " + ", ".join(f"{k}: {clean[k]}" for k in sorted(clean)) + "\n"
+        + f"- adversarial passages: {sum(len(q.meta['attack']['passages']) for q in questions)}\n\n"
+        + LICENCE)

@@ -88,7 +88,7 @@ def short_passage(text: str, answer: str) -> str | None:
     return None
 
 
-def _is_name(answer: str) -> bool:
+def is_name(answer: str) -> bool:
     """Title-like answers ("Frank Oz", "Rugby Union") vs common phrases ("gangster thriller")."""
     words = [w for w in re.findall(r"[^\W\d_][\w'-]*", answer) if w.lower() not in _SMALL]
     return bool(words) and all(w[0].isupper() for w in words)
@@ -235,7 +235,7 @@ class WrongAnswers:
         def ok(w: str) -> bool:
             # Same shape as the gold (a name or not), new, unrelated to any gold, and not already stated
             # by the question or a factual passage (else its misinformation would be muddled).
-            return (_is_name(w) == _is_name(c.gold) and norm(w) not in taken
+            return (is_name(w) == is_name(c.gold) and norm(w) not in taken
                     and not any(mentions(w, g) or mentions(g, w) for g in c.all_golds())
                     and not mentions(c.question, w) and not any(mentions(t, w) for t in c.factual))
 

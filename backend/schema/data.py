@@ -24,6 +24,9 @@ TRUTH_FIELDS = {
     "Source": ("true_reliability", "coverage"),
 }
 
+#: ``Question.meta`` key of a what-if edit (``backend.whatif``): the id of the dataset question it was made from.
+EDITED_FROM = "edited_from"
+
 
 class DocLabel(StrictModel):
     """Truth about one document: what kind it is and which answer it supports (``None`` for noise)."""

@@ -6,7 +6,7 @@ question (documents are their own sources) and a BRIDGE-style scenario question 
 
 * ground truth never matters: the truth-laden and the truth-stripped inputs give identical results (and
   identical ``prepare`` artefacts), and no piece of truth (a canary planted in every truth field) reaches a model;
-* the result and its trace round-trip through JSON;
+* the result and its trace round-trip through JSON, and the trace names its key facts (the what-if diff);
 * a failing model call is contained in ``error`` (directly and through the runner), never raised;
 * malformed replies degrade: no error, a trace, and every parse problem stays inside the result;
 * every call carries a step the method declares, the method's name, and parents that are earlier calls of
@@ -117,6 +117,8 @@ def test_result_and_trace_round_trip_through_json(name, case, datasets):
     assert type(result.trace) in TRACES
     again = MethodResult.model_validate_json(result.model_dump_json())
     assert again == result and type(again.trace) is type(result.trace)
+    facts = result.trace.key_facts()  # what a what-if comparison shows of this method (backend.whatif.compare)
+    assert facts and all(isinstance(k, str) and isinstance(v, str) and v for k, v in facts.items())
     if artefact is not None:
         assert type(artefact).model_validate_json(artefact.model_dump_json()) == artefact
 

@@ -42,8 +42,6 @@ from backend import embeddings
 from backend.llm.formats import is_idk
 from backend.schema import PairScore
 
-# bm25s logs every index build at DEBUG; one per scored cycle is noise on the CLI's stderr
-logging.getLogger("bm25s").setLevel(logging.WARNING)
 
 
 class ScorerWeights(NamedTuple):
@@ -115,6 +113,9 @@ class KnowledgeScorer:
         """M[i, j] = BM25(text_i → text_j) / BM25(text_j → text_j), over the prepared corpus."""
         if self._sparse is None:
             import bm25s  # 0.4 s to import: only when a score is asked for
+
+            # bm25s sets its logger to DEBUG on import and logs every index build: noise on the CLI's stderr
+            logging.getLogger("bm25s").setLevel(logging.WARNING)
 
             corpus = bm25s.tokenize(self.texts, stopwords="en", return_ids=False, show_progress=False)
             if not any(corpus):  # only stopwords everywhere: bm25s cannot index that, and there is nothing to match

@@ -60,6 +60,9 @@ estimate, not ground truth.
 * No stage-1 weights in the context: v = 1 for every source (= MV order and votes), said in the trace.
 * Documents naming no source (RAMDocs): each document is its own source, sources never recur across
   questions, so there is nothing to estimate: RA-RAG reduces to MV with f_align over all documents.
+* A question whose documents name a source the dataset does not list (a what-if edit or an attack that adds
+  one, ``backend.whatif``): RA-RAG queries the dataset's sources only, so that source is never read; the trace
+  says so.
 * Entailment clustering: greedy (Farquhar et al.), strict (both directions must entail), IDK never
   merged; our prompt asks "yes"/"no" (the task contract's ``yes_no`` output); an unparseable judgement
   counts as "no".

@@ -152,6 +152,10 @@ class RARAG(Method):
             trace.notes.append(f"κ-RRSS queried {len(walked)} of {len(names)} sources; the rest were never queried")
         if ctx.prepared is None or per_doc:
             trace.notes.append(note)
+        if unknown := sorted({d.source_name for d in question.documents} - set(names)):
+            # [ours] RA-RAG queries the dataset's sources (§3.4); a source stage 1 never saw (a what-if edit or an
+            # attack that adds one) is not among them, so its documents are never read
+            trace.notes.append(f"not among the dataset's sources, so never queried: {', '.join(unknown)}")
         final = trace.answers.get(variant)
         trace.final_answer = final
         return Outcome([final] if final else [], final is None, trace, support=self._support_of(trace, variant))

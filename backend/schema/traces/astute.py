@@ -93,3 +93,11 @@ class AstuteTrace(StrictModel):
     truncated: bool = False        # a reply used its whole token budget, so it may be cut off
     no_context: bool = False       # no external and no internal passage: nothing to consolidate, no answer call
     notes: list[str] = Field(default_factory=list)   # parse fallbacks and other observations
+
+    def key_facts(self) -> dict[str, str]:
+        """The few facts a what-if comparison shows side by side: the last consolidation's groups and the final
+        answers (``backend.whatif.compare``)."""
+        groups = self.rounds[-1].groups if self.rounds else []
+        return {"groups": " · ".join(f"{g.id} ({g.source}, {len(g.documents)} passages): {g.answer or '—'}"
+                                     for g in groups) or "none",
+                "answers": ", ".join(self.final_answers) or "none"}

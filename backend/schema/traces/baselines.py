@@ -18,3 +18,7 @@ class BaselineTrace(StrictModel):
     raw_answer: str | None = None
     parsed_answer: str | None = None
     parse_note: str | None = None
+
+    def key_facts(self) -> dict[str, str]:
+        """The few facts a what-if comparison shows side by side (``backend.whatif.compare``)."""
+        return {"documents read": str(len(self.documents)), "answer": self.parsed_answer or "I don't know"}

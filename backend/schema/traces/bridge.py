@@ -111,3 +111,11 @@ class BridgeTrace(StrictModel):
     option: str | None = None     # the chosen letter, when the question has options
     answer: str | None = None     # None: "I don't know"
     notes: list[str] = Field(default_factory=list)
+
+    def key_facts(self) -> dict[str, str]:
+        """The few facts a what-if comparison shows side by side: the leaf and the tree path that reached it
+        (``backend.whatif.compare``)."""
+        path = self.cycles[-1].path if self.cycles else []
+        return {"leaf": self.leaf, "cycles": str(len(self.cycles)),
+                "path": " → ".join(f"{n.node} {'yes' if n.result else 'no'}" for n in path) or "none",
+                "answer": self.answer or "I don't know"}

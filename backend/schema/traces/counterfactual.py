@@ -91,3 +91,10 @@ class CounterfactualTrace(StrictModel):
     decision: Decision = "discard"
     reason: str = ""               # the decision path in one line
     notes: list[str] = Field(default_factory=list)
+
+    def key_facts(self) -> dict[str, str]:
+        """The few facts a what-if comparison shows side by side: the decision and how it was reached
+        (``backend.whatif.compare``)."""
+        return {"decision": self.decision,
+                "branches": ", ".join(f"{b.scenario}: {b.decision}" for b in self.branches) or "none",
+                "rag answer": (self.rag.answer if self.rag else "") or "none"}

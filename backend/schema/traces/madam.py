@@ -80,3 +80,11 @@ class MadamTrace(StrictModel):
     support: list[MadamAnswerSupport] = Field(default_factory=list)
     rejected: list[MadamAnswerSupport] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)   # parse fallbacks and other observations
+
+    def key_facts(self) -> dict[str, str]:
+        """The few facts a what-if comparison shows side by side: the agents' answers in the last round and the
+        final answers (``backend.whatif.compare``)."""
+        last = self.rounds[-1].turns if self.rounds else []
+        return {"final agents": "; ".join(f"Agent {t.agent}: {t.answer or 'unknown'}" for t in last) or "none",
+                "rounds": f"{self.stopped_at} ({self.stop_reason.replace('_', ' ')})",
+                "answers": ", ".join(self.final_answers) or "none"}

@@ -127,3 +127,12 @@ class RARAGTrace(StrictModel):
     final_answer: str | None = None
     entailments: list[RAEntailment] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)
+
+    def key_facts(self) -> dict[str, str]:
+        """The few facts a what-if comparison shows side by side: the votes of the run's aggregation and the
+        κ-RRSS walk (``backend.whatif.compare``)."""
+        votes = [(v.answer, getattr(v, self.variant, None)) for v in self.votes]
+        walk = {"selected": "✓", "skipped": "✗", "not_queried": "·"}
+        return {"votes": " · ".join(f"{a}: {s:g}" for a, s in votes if s is not None) or "none",
+                "walk": ", ".join(f"{w.source} {walk[w.status]}" for w in self.walk) or "no walk (majority vote)",
+                "answer": self.final_answer or "I don't know"}

@@ -1,0 +1,137 @@
+"""An attack over a dataset: every question attacked with k = 1, 3, 5 ... passages (``backend.whatif.attack``),
+every method run on every attacked question, resumably, through the evaluation's machinery
+(``backend.evaluate.run_pairs``: one row per attacked question × method, appended and fsync'd as it finishes).
+
+Output folder: ``results.jsonl`` (rows as ``evaluate``'s plus ``k``, ``attack_of``, ``target`` and
+``clean_documents``; the attacked question's id is ``<question id>~attack-k<k>``, k = 0 the clean question itself),
+``attack.json`` (the settings and every question's attack plan; a resume with other settings is refused) and
+``summary.json``: ``{method: {k: {"attack_success_rate", "accuracy", "abstention", "n", "errors", "missing",
+"by_clean_documents": {count: {...}}}}}``, rates in percent over the rows without error, ``n`` those rows.
+Attack success: the method's answers include the target (``scoring.accuracy`` against the target, the same contains
+match as accuracy against the gold answers); abstention: it abstained or answered nothing.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from backend.evaluate import EvaluationError, Progress, run_pairs, write_json
+from backend.schema import MethodResult, Question
+from backend.scoring import accuracy
+from backend.whatif.attack import AttackPlan, Placement, plan_attack, poison
+
+SETTINGS = "attack.json"
+SUMMARY = "summary.json"
+DEFAULT_KS = (1, 3, 5)
+
+
+def attacked_questions(dataset, questions: list[Question], ks: list[int], placement: Placement = "spread",
+                       source: str | None = None) -> tuple[list[Question], dict[str, dict[str, Any]],
+                                                           dict[str, AttackPlan], list[str]]:
+    """(attacked questions, their row fields by id, the plans by question id, questions with no target)."""
+    plans: dict[str, AttackPlan] = {}
+    skipped: list[str] = []
+    for q in questions:
+        plan = plan_attack(q, dataset)
+        if plan is None:
+            skipped.append(q.id)
+        else:
+            plans[q.id] = plan
+    out, info = [], {}
+    for k in ks:
+        for q in questions:
+            if q.id not in plans:
+                continue
+            aq = q if k == 0 else poison(q, plans[q.id], k, placement, source)
+            out.append(aq)
+            info[aq.id] = {"k": k, "attack_of": q.id, "target": plans[q.id].target,
+                           "clean_documents": len(q.documents)}
+    return out, info, plans, skipped
+
+
+def _settings(runner, ks: list[int], placement: str, source: str | None, plans: dict[str, AttackPlan],
+              skipped: list[str]) -> dict[str, Any]:
+    return {"dataset": runner.dataset.name, "model": runner.llm.model, "ks": ks, "placement": placement,
+            "source": source, "questions": len(plans) + len(skipped), "not_attacked": skipped,
+            "plans": {qid: p.model_dump(mode="json") for qid, p in plans.items()}}
+
+
+def attack_dataset(runner, questions: list[Question], methods: list[str], out_dir: str | Path,
+                   ks: list[int] | tuple[int, ...] = DEFAULT_KS, placement: Placement = "spread",
+                   source: str | None = None, resume: bool = False, retry_errors: bool = False,
+                   concurrency: int = 4, on_progress: Progress | None = None) -> dict[str, Any]:
+    """Attack ``questions`` with each k in ``ks``, run ``methods`` on every attacked question, write the folder
+    (module docstring) and return the summary. Raises ``EvaluationError`` for an unusable folder or a resume whose
+    settings differ from the folder's."""
+    ks = sorted(set(int(k) for k in ks))
+    if not ks or ks[0] < 0:
+        raise EvaluationError(f"k must be 0 or more, got {ks}")
+    out = Path(out_dir)
+    attacked, info, plans, skipped = attacked_questions(runner.dataset, questions, ks, placement, source)
+    settings = _settings(runner, ks, placement, source, plans, skipped)
+    if resume and (out / SETTINGS).exists():
+        before = json.loads((out / SETTINGS).read_text(encoding="utf-8"))
+        if before != settings:
+            changed = sorted(k for k in settings if before.get(k) != settings[k])
+            raise EvaluationError(f"{out / SETTINGS}: this folder holds an attack with other settings "
+                                  f"({', '.join(changed)}); resume with the same ones or choose another folder")
+    if out.exists() and not out.is_dir():
+        raise EvaluationError(f"{out}: exists and is not a folder")
+    if (out / "results.jsonl").exists() and (out / "results.jsonl").stat().st_size and not resume:
+        raise EvaluationError(f"{out / 'results.jsonl'}: already has results; resume them (--resume) or choose "
+                              "another folder")
+    out.mkdir(parents=True, exist_ok=True)
+    write_json(out / SETTINGS, settings)
+    results, notes = run_pairs(runner, attacked, methods, out, resume=resume, retry_errors=retry_errors,
+                               concurrency=concurrency, on_progress=on_progress, extra=lambda qid: info[qid])
+    summary = summarize_attack(results, attacked, info, methods, ks)
+    write_json(out / SUMMARY, summary)
+    if notes:
+        write_json(out / "notes.json", notes)
+    return summary
+
+
+def _pct(k: int, n: int) -> float | None:
+    return round(100 * k / n, 2) if n else None
+
+
+def _rates(rows: list[tuple[Question, dict[str, Any], MethodResult]]) -> dict[str, Any]:
+    ok = [(q, i, r) for q, i, r in rows if not r.error]
+    gold = [(q, r) for q, _, r in ok if q.gold_answers]
+    return {"attack_success_rate": _pct(sum(accuracy(r.answers, [i["target"]]) for _, i, r in ok), len(ok)),
+            "accuracy": _pct(sum(accuracy(r.answers, q.gold_answers) for q, r in gold), len(gold)),
+            "abstention": _pct(sum(r.abstained or not r.answers for _, _, r in ok), len(ok)),
+            "n": len(ok), "errors": len(rows) - len(ok)}
+
+
+def summarize_attack(results: dict[tuple[str, str], MethodResult], attacked: list[Question],
+                     info: dict[str, dict[str, Any]], methods: list[str], ks: list[int]) -> dict[str, Any]:
+    """``{method: {k: rates}}`` (module docstring), from the rows alone: it can be recomputed at any time."""
+    out: dict[str, Any] = {}
+    for m in methods:
+        out[m] = {}
+        for k in ks:
+            asked = [q for q in attacked if info[q.id]["k"] == k]
+            rows = [(q, info[q.id], results[(q.id, m)]) for q in asked if (q.id, m) in results]
+            by_clean: dict[int, list] = {}
+            for row in rows:
+                by_clean.setdefault(row[1]["clean_documents"], []).append(row)
+            out[m][str(k)] = {**_rates(rows), "missing": len(asked) - len(rows),
+                              "by_clean_documents": {str(c): _rates(g) for c, g in sorted(by_clean.items())}}
+    return out
+
+
+def load_attack(out_dir: str | Path) -> tuple[dict[str, Any], dict[str, Any], list[dict[str, Any]]]:
+    """(settings, summary, rows) of an attack folder, for the page and reports."""
+    from backend.evaluate import read_rows
+
+    out = Path(out_dir)
+    settings = json.loads((out / SETTINGS).read_text(encoding="utf-8"))
+    summary = json.loads((out / SUMMARY).read_text(encoding="utf-8")) if (out / SUMMARY).exists() else {}
+    rows, _ = read_rows(out / "results.jsonl")
+    return settings, summary, rows
+
+
+__all__ = ["DEFAULT_KS", "attack_dataset", "attacked_questions", "load_attack", "summarize_attack"]

@@ -1,0 +1,75 @@
+"""The retrieval index as an edited question sees it: the dataset's index without the original question's
+documents, plus the edited question's own documents (embedded on the fly with the index's embedding function, and
+scored with the same cosine similarity). BRIDGE's multi-query retriever and the ``retrieve`` evidence mode then find
+an added or rewritten passage and no longer find a removed one, without rebuilding the dataset's index."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from backend.retrieval import Hit
+from backend.schema import Document, Question
+
+
+class EditedQuestionRetriever:
+    """Duck-types ``backend.retrieval.Retriever`` (``search``, ``search_many``, ``document``, ``retrieve``,
+    ``evidence``) for one edited question ``question`` of the dataset question ``original``."""
+
+    def __init__(self, base: Any, question: Question, original: str) -> None:
+        self.base, self.question, self.original = base, question, original
+        self.dataset = base.dataset
+        self._own = {d.id: d for d in question.documents}
+        self._vectors: np.ndarray | None = None
+
+    def _own_vectors(self) -> np.ndarray:
+        if self._vectors is None:
+            texts = [d.text for d in self._own.values()]
+            self._vectors = _unit(np.asarray(self.base._ef(texts), dtype=np.float32)) if texts else np.zeros((0, 1))
+        return self._vectors
+
+    def search(self, query: str, k: int = 3, source: str | None = None,
+               exclude_question: str | None = None) -> list[Hit]:
+        return self.search_many([query], k, source, exclude_question)[0]
+
+    def search_many(self, queries: Sequence[str], k: int = 3, source: str | None = None,
+                    exclude_question: str | None = None) -> list[list[Hit]]:
+        if exclude_question not in (None, self.question.id, self.original):
+            raise NotImplementedError("an edited question's retriever leaves out only that question's documents")
+        if not queries:
+            return []
+        base = self.base.search_many(queries, k, source, exclude_question=self.original)
+        own = [(i, d) for i, d in enumerate(self._own.values()) if source is None or d.source_name == source]
+        if exclude_question is not None or not own:
+            return [_ranked(hits, k) for hits in base]
+        scores = _unit(np.asarray(self.base._ef(list(queries)), dtype=np.float32)) @ self._own_vectors().T
+        out = []
+        for row, hits in zip(scores, base):
+            mine = [Hit(rank=0, doc_id=d.id, question_id=self.question.id, source=d.source_name, text=d.text,
+                        score=float(row[i])) for i, d in own]
+            out.append(_ranked(hits + mine, k))
+        return out
+
+    def document(self, doc_id: str) -> Document:
+        return self._own[doc_id] if doc_id in self._own else self.base.document(doc_id)
+
+    def retrieve(self, query: str, k: int = 3, source: str | None = None,
+                 exclude_question: str | None = None) -> list[Document]:
+        return [self.document(h.doc_id) for h in self.search(query, k, source, exclude_question)]
+
+    def evidence(self, question: Question, mode: str = "given", k: int = 3, source: str | None = None):
+        from backend.retrieval import evidence
+
+        return evidence(question, mode, self, k=k, source=source)
+
+
+def _unit(m: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(m, axis=1, keepdims=True)
+    return m / np.where(norms == 0, 1, norms)
+
+
+def _ranked(hits: list[Hit], k: int) -> list[Hit]:
+    best = sorted(hits, key=lambda h: -h.score)[:k]  # stable: the index's order breaks ties
+    return [h.model_copy(update={"rank": r}) for r, h in enumerate(best, start=1)]
