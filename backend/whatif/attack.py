@@ -32,9 +32,11 @@ from typing import Literal
 import numpy as np
 from pydantic import Field
 
+from backend.answers import contains_match
 from backend.sample.pools import is_name, mentions, perturb_number, question_keys, substitute
-from backend.schema import Dataset, DocLabel, Question
+from backend.schema import Dataset, DocLabel, MethodResult, Question
 from backend.schema.base import StrictModel
+from backend.scoring import predicted
 from backend.whatif.edits import AddDocument, apply_edits
 
 Placement = Literal["spread", "one_source"]
@@ -126,6 +128,30 @@ def plan_attack(q: Question, dataset: Dataset | None = None, target: str | None 
     return AttackPlan(question_id=q.id, target=target, target_from=target_from, passages=made, passages_from=how)
 
 
+class Outcome(StrictModel):
+    """One method's result on an attacked question, against the target and the gold answers (normalised word-sequence
+    containment, ``answers.contains_match``: the token-F1 match would take a look-alike target for the gold answer)."""
+
+    succeeded: bool        # the target is among the answers (the attack worked, whatever else was said)
+    correct: bool          # a gold answer is among the answers
+    abstained: bool        # abstained, or answered nothing
+
+    @property
+    def label(self) -> str:
+        if self.succeeded:
+            return "attack succeeded" + (" (correct answer too)" if self.correct else "")
+        if self.abstained:
+            return "resisted: abstained"
+        return "resisted: correct" if self.correct else "resisted: other answer"
+
+
+def outcome(result: MethodResult, q: Question, target: str) -> Outcome:
+    answers = predicted(result.answers)
+    return Outcome(succeeded=any(contains_match(a, target) for a in answers),
+                   correct=any(contains_match(a, g) for a in answers for g in q.gold_answers),
+                   abstained=result.abstained or not answers)
+
+
 def poison(q: Question, plan: AttackPlan, k: int, placement: Placement = "spread",
            source: str | None = None) -> Question:
     """``q`` with ``k`` passages of ``plan`` added first (a what-if edit tagged ``attack-k<k>``), each labelled
@@ -143,5 +169,5 @@ def poison(q: Question, plan: AttackPlan, k: int, placement: Placement = "spread
     return apply_edits(q, adds, tag=f"attack-k{k}")
 
 
-__all__ = ["ATTACKER_SOURCE", "AttackPlan", "META_ATTACK", "PLACEMENTS", "Placement", "attack_passages",
-           "plan_attack", "poison", "target_answer"]
+__all__ = ["ATTACKER_SOURCE", "AttackPlan", "META_ATTACK", "Outcome", "PLACEMENTS", "Placement", "attack_passages",
+           "outcome", "plan_attack", "poison", "target_answer"]

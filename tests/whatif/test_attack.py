@@ -82,3 +82,18 @@ def test_an_added_document_s_label_and_the_attack_never_reach_a_method(ramdocs):
     assert "9,999 people" in seen                                    # the added text does reach the model
     for leak in ("zq-canary-label", "misinfo", "edited_from", "edits", "disambig_entity"):
         assert leak not in seen, leak
+
+
+def test_a_look_alike_target_is_not_taken_for_the_gold_answer():
+    from backend.schema import MethodResult
+    from backend.whatif.attack import outcome
+
+    q = Question(id="q", question="What is the population?", gold_answers=["3,559 people"], documents=[])
+    fooled = outcome(MethodResult(method="m", question_id="q", answers=["10,000 people"]), q, "10,000 people")
+    assert (fooled.succeeded, fooled.correct, fooled.label) == (True, False, "attack succeeded")
+    held = outcome(MethodResult(method="m", question_id="q", answers=["3,559"]), q, "10,000 people")
+    assert (held.succeeded, held.correct, held.label) == (False, True, "resisted: correct")
+    both = outcome(MethodResult(method="m", question_id="q", answers=["3,559", "10,000"]), q, "10,000 people")
+    assert both.label == "attack succeeded (correct answer too)"
+    idk = outcome(MethodResult(method="m", question_id="q", answers=[], abstained=True), q, "10,000 people")
+    assert idk.label == "resisted: abstained"
