@@ -333,5 +333,5 @@ def summarize(dataset: Dataset, results: dict[Pair, MethodResult], methods: list
             "gold": gold or {"from": "dataset"}}
 
 
-__all__ = ["answer_question", "append_row", "evaluate", "run_pairs", "write_json", "load_results", "read_rows", "repair_tail", "summarize",
-           "local_engine", "Engine", "EvaluationError", "RESULTS", "SUMMARY"]
+__all__ = ["answer_question", "append_row", "evaluate", "run_pairs", "write_json", "load_results", "read_rows",
+           "repair_tail", "summarize", "local_engine", "Engine", "EvaluationError", "RESULTS", "SUMMARY"]

@@ -13,7 +13,8 @@ carry over to an offline, per-question dataset:
 * Target answer (``target_answer``), first that exists: the dataset's own attack target (``meta["attack"]
   ["target"]``, e.g. PoisonedRAG's "incorrect answer"); the question's first wrong answer (RAMDocs' misinformation
   answer); the gold answer's last number perturbed (seeded by the question id); the gold answer of another question
-  of the same answer type (``pools.question_keys``), else of the same shape (a name or not), picked by a hash. No target: the question is not attacked.
+  of the same answer type (``pools.question_keys``), else of the same shape (a name or not), picked by a hash. No
+  target: the question is not attacked.
 * Passages (``attack_passages``), first that exists: the dataset's own adversarial passages (``meta["attack"]
   ["passages"]``: PoisonedRAG's ``adv_texts``); answer substitution in the question's correct passages (a labelled
   correct document, or without labels one that states a gold answer), the correct answer replaced by the target;
