@@ -57,6 +57,7 @@ class Runner:
     _prepared: dict[tuple[str, str], tuple[BaseModel, Preparation]] = field(default_factory=dict)
     _inflight: dict[tuple[int, str, str], asyncio.Task] = field(default_factory=dict)
     _keys: dict[str, str | None] = field(default_factory=dict)
+    _ids: frozenset[str] | None = None
 
     def __post_init__(self) -> None:
         if self.cache == "default":
@@ -182,7 +183,8 @@ class Runner:
         ``meta`` here, before the truth (``meta`` included) is stripped."""
         q = strip_truth(question)
         original = question.meta.get(EDITED_FROM)
-        edited = (q, str(original)) if original else None
+        # an edit saved into this dataset (an exported what-if set) is indexed like any of its questions
+        edited = (q, str(original)) if original and not self._indexed(question.id) else None
 
         async def one(name: str) -> MethodResult:
             result = await self._run_one(name, q, edited)
@@ -195,6 +197,11 @@ class Runner:
         else:
             results = await asyncio.gather(*(one(m) for m in methods))
         return {r.method: r for r in results}
+
+    def _indexed(self, question_id: str) -> bool:
+        if self._ids is None:
+            self._ids = frozenset(q.id for q in self.stripped.questions)
+        return question_id in self._ids
 
     async def _run_one(self, name: str, q: Question, edited: tuple[Question, str] | None = None) -> MethodResult:
         method, started = self.method(name), time.time()

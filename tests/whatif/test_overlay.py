@@ -47,3 +47,16 @@ def test_the_runner_searches_the_edited_documents_in_retrieve_mode(tmp_path, mon
         after = runner.run(edited, ["vanilla_rag"])["vanilla_rag"]
     assert "q1-d1" in before.trace.documents and edited.documents[-1].id not in before.trace.documents
     assert "q1-d1" not in after.trace.documents and edited.documents[-1].id in after.trace.documents
+
+
+def test_an_edit_saved_into_a_dataset_is_searched_like_any_of_its_questions(tmp_path, monkeypatch):
+    """An exported what-if set holds the edited question itself: its documents are in that dataset's index already,
+    so no overlay (which would find them twice)."""
+    monkeypatch.setenv("CONFLICTLENS_CACHE_DIR", str(tmp_path))
+    ds = _dataset()
+    edited = apply_edits(ds.questions[0], [AddDocument(text=ADDED)])
+    saved = Dataset(name="saved-edits", path="saved-edits", questions=[edited, ds.questions[1]])
+    runner = Runner(saved, llm=LLMConfig(model="scripted/reader", cache_mode="off"), evidence_mode="retrieve", top_k=4)
+    with scripted({"keyword_answer": "Leonardo"}):
+        read = runner.run(edited, ["vanilla_rag"])["vanilla_rag"].trace.documents
+    assert sorted(read) == sorted([*[d.id for d in edited.documents], "q2-d1"])   # each document once
