@@ -255,6 +255,76 @@ def progress_label(phase: str, done: int, total: int, elapsed_s: float, unit: st
 
 # --- panels --------------------------------------------------------------------------------------------------
 
+@dataclass
+class Choices:
+    """What the controls ask an attack to be."""
+    methods: list[str]
+    ks: list[int]
+    limit: int
+    placement: str
+    source: str | None
+
+    @property
+    def ready(self) -> bool:
+        return bool(self.methods and self.ks)
+
+    def settings(self) -> dict[str, Any]:
+        """``components.session.attacks.start``'s keyword arguments."""
+        return dict(methods=self.methods, ks=self.ks, limit=self.limit, placement=self.placement, source=self.source)
+
+
+def render_controls(st, page: str, available: list[str], questions: int, model: str) -> Choices:
+    """Methods, k, number of questions, placement (and source), and what that costs. Keys ``<page>.attack_*``."""
+    from components.safe import md
+
+    if st.session_state.get(f"{page}.attack_limit", 1) > questions:
+        st.session_state[f"{page}.attack_limit"] = questions
+    cols = st.columns([6, 3, 2])
+    methods = cols[0].multiselect("methods", available, key=f"{page}.attack_methods")
+    ks = sorted(cols[1].multiselect("k: passages injected", list(range(11)), key=f"{page}.attack_ks",
+                                    help="One attacked copy of each question per k; 0 is the clean question "
+                                         "(a baseline)"))
+    limit = int(cols[2].number_input(f"questions (first N of {questions})", 1, questions, step=1,
+                                     key=f"{page}.attack_limit"))
+    cols = st.columns([3, 2])
+    placement = cols[0].radio("placement", PLACEMENTS, format_func=PLACEMENT_LABELS.get, horizontal=True,
+                              key=f"{page}.attack_placement")
+    source = cols[1].text_input("source name", key=f"{page}.attack_source_name", placeholder="attacker",
+                                disabled=placement != "one_source",
+                                help="One source: all the passages in this source (a new one named 'attacker' "
+                                     "when empty; an existing source's name poisons that source)").strip() or None
+    runs = run_count(limit, len(ks), len(methods))
+    free = model.startswith("offline/")
+    st.caption(f"Cost: {limit} questions × {len(ks)} k × {len(methods)} methods = **{runs:,} method runs**"
+               + (" (the offline model is free; repeated runs come from the cache)." if free else
+                  f", each making model calls to {md(model)} (cached calls are free)."))
+    return Choices(methods, ks, limit, placement, source if placement == "one_source" else None)
+
+
+def render_open(st, page: str, root: Path, shown: dict) -> None:
+    """Pick an attack folder under ``root`` (newest first) or type any folder's path; Open puts it in
+    ``shown["open"]`` or says what is wrong."""
+    from components.safe import md
+
+    labels = {str(f): folder_label(f, s) for f, s in find_attacks(root)}
+    cols = st.columns([6, 1], vertical_alignment="bottom")
+    path = cols[0].selectbox("attack folder", [*labels, OTHER_FOLDER], format_func=lambda o: labels.get(o, o),
+                             key=f"{page}.attack_folder", help="The page's attacks (under the cache folder's "
+                                                               "attacks/), newest first")
+    if path == OTHER_FOLDER:
+        path = st.text_input("folder", key=f"{page}.attack_path", placeholder="/path/to/attack",
+                             help="Written by `python -m backend attack --out DIR`; only read, never changed.")
+    if cols[1].button("Open", type="primary", key=f"{page}.attack_open"):
+        try:
+            shown["open"] = open_attack(path)
+            st.session_state[f"{page}.attack_open_error"] = None
+        except AttackError as err:
+            shown.pop("open", None)
+            st.session_state[f"{page}.attack_open_error"] = str(err)
+    if error := st.session_state.get(f"{page}.attack_open_error"):
+        st.error(md(error), icon=":material/error:")
+
+
 def render_attack(st, attack: Attack, page: str) -> None:
     """The results of one attack: what it was, the table, the rate charts, the clean-documents slice, the
     questions where a method was fooled, and the summary's download."""

@@ -64,6 +64,7 @@ def _attack_run(shown: dict) -> None:
         _poll_attack(job)
         st.stop()  # earlier results would be stale beside an attack in progress
     if job.error:
+        shown.pop("run", None)  # an earlier attack's results beside this failure would read as its own
         st.error(md(f"The attack failed: {job.error}"), icon=":material/error:")
     elif job.attack is not None:
         shown["run"] = job.attack

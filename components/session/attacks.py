@@ -68,6 +68,8 @@ def _work(job: AttackJob, run) -> None:
         job.attack = open_attack(job.out_dir)
     except EvaluationError as err:  # the folder or its settings: the message says what to do
         job.error = str(err)
+    except OSError as err:  # the folder cannot be made or written (a file in the way, no space, no permission)
+        job.error = f"cannot write the attack folder {job.out_dir}: {err.strerror or err}"
     except Exception as err:  # noqa: BLE001 - shown on the page
         job.error = f"{type(err).__name__}: {err}"
     finally:
