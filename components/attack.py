@@ -195,6 +195,9 @@ def _percent_axis(fig: go.Figure, title: str) -> None:
     fig.update_yaxes(title=title, range=[0, 105], tickvals=[0, 20, 40, 60, 80, 100], automargin=True)
 
 
+DODGE = 0.04  # k units between two methods' markers at the same k
+
+
 def rate_title(metric: str) -> str:
     return f"{METRICS[metric].capitalize()} per number of injected passages k"
 
@@ -207,17 +210,21 @@ def rate_figure(summary: dict[str, Any], metric: str = "attack_success_rate") ->
     if frame.empty or frame[column].isna().all():
         return no_data(title, "no attacked question was scored")
     fig = go.Figure()
-    for method, part in frame.groupby("method", sort=False):
-        fig.add_scatter(x=part["k"], y=part[column], name=html.escape(method), mode="lines+markers",
+    groups = list(frame.groupby("method", sort=False))
+    for i, (method, part) in enumerate(groups):
+        # methods with equal rates would draw one line over the other: each is nudged sideways a little (the
+        # ticks and the hover keep the true k)
+        nudge = DODGE * (i - (len(groups) - 1) / 2)
+        fig.add_scatter(x=part["k"] + nudge, y=part[column], name=html.escape(method), mode="lines+markers",
                         line=dict(color=METHOD_COLORS.get(method), width=2), marker=dict(size=8),
-                        customdata=part[["n"]].values,
-                        hovertemplate="k = %{x}: %{y:.1f}% of %{customdata[0]}<extra>" + html.escape(method)
-                                      + "</extra>")
+                        customdata=part[["k", "n"]].values,
+                        hovertemplate="k = %{customdata[0]}: %{y:.1f}% of %{customdata[1]}<extra>"
+                                      + html.escape(method) + "</extra>")
     ks = ks_of(summary)
     fig.update_layout(title=title, height=400, legend_title="method",
                       margin=dict(b=AXIS_TITLE_PX + 20, l=AXIS_TITLE_PX + 30, r=10))
     fig.update_xaxes(title="k (injected passages; 0: the clean question)", tickmode="array", tickvals=ks,
-                     range=[min(ks) - 0.3, max(ks) + 0.3])
+                     range=[min(ks) - 0.4, max(ks) + 0.4])
     _percent_axis(fig, f"{METRICS[metric]} (%)")
     return legend_above(fig)
 
@@ -348,7 +355,7 @@ def render_attack(st, attack: Attack, page: str) -> None:
         st.warning(f"{plural(int(frame['errors'].sum()), 'row')} ended in an error (left out of the rates; "
                    "`python -m backend attack --resume --retry-errors` runs them again).")
     percent = {c: st.column_config.NumberColumn(c, format="%.1f") for c in COLUMNS.values()}
-    st.dataframe(frame, hide_index=True, column_config=percent)
+    st.dataframe(frame, hide_index=True, column_config=percent, height=min(800, 38 + 35 * len(frame)))
     st.caption("Rates in percent over the rows without error (n). Attack success: the method's answers include "
                "the target wrong answer; accuracy: they include a gold answer; abstention: the method abstained or "
                "answered nothing. k = 0 is the question without attack.")
