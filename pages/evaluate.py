@@ -1,30 +1,93 @@
 """Evaluate: methods over a whole dataset. Run them now on the sidebar's dataset (a batch evaluation on a worker
 thread, with progress), or open the results.jsonl of an earlier run (e.g. the CLI's `evaluate`); then the summary
-per method, charts, the questions with each method's verdict, and exports."""
+per method, charts, the questions with each method's verdict, and exports. A second tab attacks the dataset
+(PoisonedRAG-style passages for a wrong answer, k of them per question) and shows, per method and k, how often the
+attack succeeded (the CLI's `attack`)."""
 
 import streamlit as st
 
 from backend.data import bundled_datasets
 from backend.methods import ALL_METHODS, METHODS
+from components import attack as attack_view
 from components import evaluate as view
 from components.failures import render_failure
 from components.safe import md
-from components.session import evaluations, resources
+from components.session import attacks, evaluations, resources
 from components.session.navigation import ensure_navigation
 from components.session.state import init_page_state, key, require_selection
 
 PAGE = "evaluate"
 SOURCES = {"run": "Run now", "open": "Open results"}
+TABS = ["Evaluate methods", "Attack a dataset"]
+ATTACK_SOURCES = {"run": "Run an attack", "open": "Open an attack"}
 AVAILABLE = [m for m in ALL_METHODS if m in METHODS]
 ensure_navigation()
-init_page_state(PAGE, {"source": "run", "methods": AVAILABLE, "limit": 20, "path": "", "filter": "all"})
+init_page_state(PAGE, {"source": "run", "methods": AVAILABLE, "limit": 20, "path": "", "filter": "all",
+                       "tab": TABS[0], "attack_source": "run", "attack_methods": AVAILABLE, "attack_ks": [1, 3, 5],
+                       "attack_limit": 20, "attack_placement": "spread", "attack_source_name": "",
+                       "attack_path": ""})
 st.title("Evaluate")
 selection = require_selection()
 ds = selection.dataset
-shown = st.session_state.setdefault(key(PAGE, "shown"), {})  # source -> the Evaluation it shows, for the session
+evaluate_tab, attack_tab = st.tabs(TABS, key=key(PAGE, "tab"), on_change="rerun")  # only the open tab runs
 
-source = st.radio("results", list(SOURCES), format_func=SOURCES.get, horizontal=True, key=key(PAGE, "source"),
-                  label_visibility="collapsed")
+
+@st.fragment(run_every=0.5)
+def _poll_attack(job: attacks.AttackJob) -> None:
+    """Redrawn every half second while the attack runs; the whole page reruns once it is done."""
+    if not job.running:
+        st.rerun()
+    st.progress(job.done / max(job.total, 1), text=attack_view.progress_label(job.phase, job.done, job.total,
+                                                                             job.elapsed, job.unit, len(job.methods)))
+    st.caption(f"Writing to {md(str(job.out_dir))}. The attack goes on while you look at other pages.")
+
+
+def _attack_run(shown: dict) -> None:
+    choice = attack_view.render_controls(st, PAGE, AVAILABLE, len(ds.questions), selection.model.model)
+    wanted = attack_view.wanted_settings(ds.name, selection.model.model, choice.ks, choice.placement, choice.source,
+                                         choice.limit)
+    earlier = attack_view.resumable(attacks.attacks_root(), wanted) if choice.ks else None
+    job = attacks.current()
+    busy = job is not None and job.running
+    cols = st.columns([1, 5], vertical_alignment="center")
+    if cols[0].button("Run", type="primary", key=key(PAGE, "attack_run"), disabled=busy or not choice.ready):
+        job = attacks.start(selection, **choice.settings())
+    if earlier is not None and cols[1].button(
+            f"Resume {earlier.name} ({attack_view.rows_written(earlier):,} rows written)",
+            key=key(PAGE, "attack_resume"), disabled=busy or not choice.ready,
+            help="An earlier attack of this dataset with these settings: run only its missing rows (the methods "
+                 "it lacks included), then show it"):
+        job = attacks.start(selection, **choice.settings(), resume_from=earlier)
+    if job is None:
+        return
+    if job.running:
+        _poll_attack(job)
+        st.stop()  # earlier results would be stale beside an attack in progress
+    if job.error:
+        shown.pop("run", None)  # an earlier attack's results beside this failure would read as its own
+        st.error(md(f"The attack failed: {job.error}"), icon=":material/error:")
+    elif job.attack is not None:
+        shown["run"] = job.attack
+
+
+def _attack_section() -> None:
+    st.caption(attack_view.INTRO)
+    shown = st.session_state.setdefault(key(PAGE, "attack_shown"), {})  # source -> the Attack it shows
+    source = st.radio("attack", list(ATTACK_SOURCES), format_func=ATTACK_SOURCES.get, horizontal=True,
+                      key=key(PAGE, "attack_source"), label_visibility="collapsed")
+    if source == "run":
+        _attack_run(shown)
+    else:
+        attack_view.render_open(st, PAGE, attacks.attacks_root(), shown)
+    if (attack := shown.get(source)) is None:
+        st.info("Choose methods, k and the number of questions, then press Run; the attack runs in the background "
+                "and can be resumed." if source == "run" else "Pick an attack folder and press Open.")
+        return
+    st.header("Attack results")
+    attack_view.render_attack(st, attack, PAGE)
+
+
+shown = st.session_state.setdefault(key(PAGE, "shown"), {})  # source -> the Evaluation it shows, for the session
 
 
 @st.fragment(run_every=0.5)
@@ -85,24 +148,34 @@ def _open_results() -> None:
         st.error(md(error), icon=":material/error:")
 
 
-if source == "run":
-    _run_now()
-else:
-    _open_results()
-ev = shown.get(source)
-if ev is None:
-    st.info("Choose methods and the number of questions, then press Run: every method answers every question "
-            "(results are cached, so running again costs no model calls)." if source == "run" else
-            "Enter the path of a results.jsonl (or its folder) and press Open.")
-    st.stop()
+def _evaluation_section() -> None:
+    source = st.radio("results", list(SOURCES), format_func=SOURCES.get, horizontal=True, key=key(PAGE, "source"),
+                      label_visibility="collapsed")
+    if source == "run":
+        _run_now()
+    else:
+        _open_results()
+    ev = shown.get(source)
+    if ev is None:
+        st.info("Choose methods and the number of questions, then press Run: every method answers every question "
+                "(results are cached, so running again costs no model calls)." if source == "run" else
+                "Enter the path of a results.jsonl (or its folder) and press Open.")
+        return
+    view.render_notes(st, ev)
+    st.header("Summary")
+    view.render_summary(st, ev, PAGE)
+    st.header("Questions")
+    link = view.dataset_param(ev.dataset, bundled_datasets()) if ev.dataset is not None else None
+    frame = view.render_questions(st, ev, PAGE, link)
+    if frame is None:
+        st.info("Pick the dataset these results belong to in the sidebar to see each question's verdicts.")
+    st.subheader("Export")
+    view.render_exports(st, ev, frame, PAGE)
 
-view.render_notes(st, ev)
-st.header("Summary")
-view.render_summary(st, ev, PAGE)
-st.header("Questions")
-link = view.dataset_param(ev.dataset, bundled_datasets()) if ev.dataset is not None else None
-frame = view.render_questions(st, ev, PAGE, link)
-if frame is None:
-    st.info("Pick the dataset these results belong to in the sidebar to see each question's verdicts.")
-st.subheader("Export")
-view.render_exports(st, ev, frame, PAGE)
+
+if attack_tab.open:
+    with attack_tab:
+        _attack_section()
+else:
+    with evaluate_tab:
+        _evaluation_section()

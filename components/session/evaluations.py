@@ -44,9 +44,9 @@ class EvaluationJob(Timed):
         return update
 
 
-def out_folder(dataset: str, root: Path | None = None) -> Path:
-    """A new folder ``<cache>/evaluations/<dataset>-<timestamp>`` (a suffix when two runs start in one second)."""
-    root = (root or default_cache_dir()) / "evaluations"
+def out_folder(dataset: str, root: Path | None = None, kind: str = "evaluations") -> Path:
+    """A new folder ``<cache>/<kind>/<dataset>-<timestamp>`` (a suffix when two runs start in one second)."""
+    root = (root or default_cache_dir()) / kind
     stem = f"{re.sub(r'[^A-Za-z0-9_.-]+', '_', dataset)}-{datetime.now():%Y%m%d-%H%M%S}"
     path, n = root / stem, 1
     while path.exists():

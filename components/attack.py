@@ -1,0 +1,377 @@
+"""The Evaluate page's "Attack a dataset" section: pure shaping of an attack folder written by
+``backend.whatif.campaign.attack_dataset`` (page or CLI ``attack``): tables and plotly figures from its
+``summary.json``, the attacked questions where a method returned the target, the earlier attack folders under the
+cache, plus small ``render_*`` panels that take Streamlit as an argument.
+
+Every rate comes from the campaign's summary; nothing here decides whether an attack succeeded, except the
+drill-down table, which uses the same ``backend.scoring.accuracy`` match against the target as the summary.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import plotly.graph_objects as go
+
+from backend.report.layout import AXIS_TITLE_PX, every_category, legend_above, no_data
+from backend.report.palette import METHOD_COLORS
+from backend.report.text import plural, progress_text
+from backend.scoring import accuracy
+from backend.whatif.attack import PLACEMENTS
+from backend.whatif.campaign import SETTINGS, SUMMARY, load_attack
+from components.evaluate import method_order
+
+RESULTS = "results.jsonl"
+INTRO = ("PoisonedRAG-style attack (Zou et al., 2024): each question gets k passages stating a target wrong answer, "
+         "placed first among its documents, and every method answers every attacked question. **Attack success**: "
+         "the method's answers include the target. Target: the dataset's own, else the question's wrong answer, "
+         "else the gold answer with a number changed, else another question's answer; passages: the dataset's "
+         "adversarial ones, else its correct passages with the answer swapped for the target, else \"question + "
+         "The answer is target\".")
+PLACEMENT_LABELS = {"spread": "spread (each passage its own new source)", "one_source": "one source"}
+OTHER_FOLDER = "another folder…"
+METRICS = {"attack_success_rate": "attack success", "accuracy": "accuracy under attack", "abstention": "abstention"}
+COLUMNS = {"attack_success_rate": "attack success %", "accuracy": "accuracy %", "abstention": "abstention %"}
+#: The settings an earlier attack must share with the one asked for to be resumed (``attack.json``'s keys; the
+#: methods are not among them: a resume with other methods runs the rows those lack).
+RESUME_KEYS = ("dataset", "model", "ks", "placement", "source", "questions")
+
+
+@dataclass
+class Attack:
+    """One attack folder as the page shows it."""
+    settings: dict[str, Any]
+    summary: dict[str, Any]
+    rows: list[dict[str, Any]]
+    path: Path
+
+    @property
+    def methods(self) -> list[str]:
+        return method_order(self.summary)
+
+
+class AttackError(ValueError):
+    """An attack folder that cannot be shown (missing, not an attack folder, not finished)."""
+
+
+def open_attack(path: str | Path) -> Attack:
+    """The attack folder at ``path`` (or the folder of a file in it), read only. Raises ``AttackError`` saying what
+    is wrong."""
+    text = str(path).strip()
+    if not text:
+        raise AttackError("Enter the path of an attack folder (it holds attack.json and summary.json).")
+    p = Path(text).expanduser()
+    if p.is_file():
+        p = p.parent
+    if not p.is_dir():
+        raise AttackError(f"{p}: no such folder")
+    if not (p / SETTINGS).is_file():
+        raise AttackError(f"{p}: not an attack folder (no {SETTINGS}; `python -m backend attack --out DIR` or the "
+                          "page's Run writes one)")
+    if not (p / SUMMARY).is_file():
+        raise AttackError(f"{p}: the attack has no {SUMMARY} yet (it was stopped before the end): resume it with "
+                          "the same settings")
+    try:
+        settings, summary, rows = load_attack(p)
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise AttackError(f"{p}: cannot be read ({err})") from err
+    return Attack(settings, summary, rows, p)
+
+
+def find_attacks(root: Path, dataset: str | None = None) -> list[tuple[Path, dict[str, Any]]]:
+    """The attack folders directly under ``root`` (those with a readable ``attack.json``; of ``dataset`` when
+    given), newest first, each with its settings."""
+    if not root.is_dir():
+        return []
+    found = []
+    for folder in root.iterdir():
+        try:
+            settings = json.loads((folder / SETTINGS).read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+            continue
+        if dataset is None or settings.get("dataset") == dataset:
+            found.append((folder.stat().st_mtime, folder.name, folder, settings))
+    return [(folder, settings) for *_, folder, settings in sorted(found, key=lambda f: f[:2], reverse=True)]
+
+
+def wanted_settings(dataset: str, model: str, ks: list[int], placement: str, source: str | None,
+                    questions: int) -> dict[str, Any]:
+    """The ``RESUME_KEYS`` of ``attack.json`` that an attack with these choices writes."""
+    return {"dataset": dataset, "model": model, "ks": sorted(set(ks)), "placement": placement,
+            "source": source if placement == "one_source" else None, "questions": questions}
+
+
+def differences(settings: dict[str, Any], wanted: dict[str, Any]) -> list[str]:
+    """The ``RESUME_KEYS`` whose value differs (empty: the folder can be resumed with these choices)."""
+    return [k for k in RESUME_KEYS if settings.get(k) != wanted.get(k)]
+
+
+def resumable(root: Path, wanted: dict[str, Any]) -> Path | None:
+    """The newest attack folder under ``root`` with the settings ``wanted``, if any."""
+    return next((folder for folder, settings in find_attacks(root, wanted["dataset"])
+                 if not differences(settings, wanted)), None)
+
+
+def rows_written(folder: Path) -> int:
+    """The rows in a folder's results.jsonl (lines; a half-written last one included)."""
+    try:
+        with open(folder / RESULTS, "rb") as fh:
+            return sum(1 for line in fh if line.strip())
+    except OSError:
+        return 0
+
+
+def folder_label(folder: Path, settings: dict[str, Any]) -> str:
+    """``"ramdocs_dev-20261125-130000 · k 1, 3, 5 · 20 questions · spread"`` for a picker."""
+    ks = ", ".join(str(k) for k in settings.get("ks", []))
+    place = settings.get("placement", "?")
+    if place == "one_source":
+        place += f" ({settings.get('source') or 'attacker'})"
+    return f"{folder.name} · k {ks} · {plural(settings.get('questions', 0), 'question')} · {place}"
+
+
+def run_count(questions: int, ks: int, methods: int) -> int:
+    """Method runs an attack costs: every attacked question (question × k) with every method."""
+    return questions * ks * methods
+
+
+# --- tables --------------------------------------------------------------------------------------------------
+
+def ks_of(summary: dict[str, Any]) -> list[int]:
+    """Every k in the summary, numerically (the summary's keys are strings: "10" sorts before "3")."""
+    return sorted({int(k) for per_k in summary.values() for k in per_k})
+
+
+def _entries(summary: dict[str, Any]):
+    for method in method_order(summary):
+        for k in sorted(summary[method], key=int):
+            yield method, int(k), summary[method][k]
+
+
+def summary_frame(summary: dict[str, Any]) -> pd.DataFrame:
+    """One row per method and k (methods in the registry's order, k numerically): the three rates (percent, None
+    where nothing could be scored), n (rows without error), errors and rows not run yet."""
+    rows = [{"method": m, "k": k, **{COLUMNS[r]: e.get(r) for r in METRICS}, "n": e["n"], "errors": e["errors"],
+             "missing": e.get("missing", 0)} for m, k, e in _entries(summary)]
+    return pd.DataFrame(rows, columns=["method", "k", *COLUMNS.values(), "n", "errors", "missing"])
+
+
+def clean_documents_frame(summary: dict[str, Any], k: int) -> pd.DataFrame:
+    """For one k: one row per method and number of clean documents the question had (numerically), its rates."""
+    rows = []
+    for m, kk, e in _entries(summary):
+        if kk != k:
+            continue
+        for count in sorted(e.get("by_clean_documents", {}), key=int):
+            s = e["by_clean_documents"][count]
+            rows.append({"method": m, "clean documents": int(count), **{COLUMNS[r]: s.get(r) for r in METRICS},
+                         "n": s["n"], "errors": s["errors"]})
+    return pd.DataFrame(rows, columns=["method", "clean documents", *COLUMNS.values(), "n", "errors"])
+
+
+def fooled_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    """The attacked rows (k ≥ 1) where the method's answers include the target: question, k, method, target and
+    the method's answers, all as text."""
+    out = []
+    for r in rows:
+        result = r.get("result") or {}
+        answers = result.get("answers") or []
+        if not r.get("k") or result.get("error") or not accuracy(answers, [r.get("target", "")]):
+            continue
+        out.append({"question": r.get("attack_of", ""), "k": r["k"], "method": r.get("method", ""),
+                    "target": r.get("target", ""), "answers": "; ".join(answers)})
+    frame = pd.DataFrame(out, columns=["question", "k", "method", "target", "answers"])
+    return frame.sort_values(["question", "k", "method"], kind="stable", ignore_index=True)
+
+
+# --- figures -------------------------------------------------------------------------------------------------
+
+def _percent_axis(fig: go.Figure, title: str) -> None:
+    fig.update_yaxes(title=title, range=[0, 105], tickvals=[0, 20, 40, 60, 80, 100], automargin=True)
+
+
+DODGE = 0.04  # k units between two methods' markers at the same k
+
+
+def rate_title(metric: str) -> str:
+    return f"{METRICS[metric].capitalize()} per number of injected passages k"
+
+
+def rate_figure(summary: dict[str, Any], metric: str = "attack_success_rate") -> go.Figure:
+    """``metric`` (a key of ``METRICS``) against k, one line per method; k = 0 is the clean question."""
+    title = rate_title(metric)
+    frame = summary_frame(summary)
+    column = COLUMNS[metric]
+    if frame.empty or frame[column].isna().all():
+        return no_data(title, "no attacked question was scored")
+    fig = go.Figure()
+    groups = list(frame.groupby("method", sort=False))
+    for i, (method, part) in enumerate(groups):
+        # methods with equal rates would draw one line over the other: each is nudged sideways a little (the
+        # ticks and the hover keep the true k)
+        nudge = DODGE * (i - (len(groups) - 1) / 2)
+        fig.add_scatter(x=part["k"] + nudge, y=part[column], name=html.escape(method), mode="lines+markers",
+                        line=dict(color=METHOD_COLORS.get(method), width=2), marker=dict(size=8),
+                        customdata=part[["k", "n"]].values,
+                        hovertemplate="k = %{customdata[0]}: %{y:.1f}% of %{customdata[1]}<extra>"
+                                      + html.escape(method) + "</extra>")
+    ks = ks_of(summary)
+    fig.update_layout(title=title, height=400, legend_title="method",
+                      margin=dict(b=AXIS_TITLE_PX + 20, l=AXIS_TITLE_PX + 30, r=10))
+    fig.update_xaxes(title="k (injected passages; 0: the clean question)", tickmode="array", tickvals=ks,
+                     range=[min(ks) - 0.4, max(ks) + 0.4])
+    _percent_axis(fig, f"{METRICS[metric]} (%)")
+    return legend_above(fig)
+
+
+def clean_documents_figure(summary: dict[str, Any], k: int, metric: str = "attack_success_rate") -> go.Figure:
+    """For one k: ``metric`` per number of clean documents, grouped bars, one per method."""
+    title = f"{METRICS[metric].capitalize()} at k = {k}, by the question's number of clean documents"
+    frame = clean_documents_frame(summary, k)
+    column = COLUMNS[metric]
+    if frame.empty:
+        return no_data(title, f"no scored question at k = {k}")
+    counts = sorted(frame["clean documents"].unique())
+    sizes = frame.groupby("clean documents")["n"].max()
+    labels = [f"{c} (n={sizes[c]})" for c in counts]  # a 0 % bar is invisible: the n says it is there
+    fig = go.Figure()
+    for method, part in frame.groupby("method", sort=False):
+        part = part.set_index("clean documents").reindex(counts)
+        fig.add_bar(name=html.escape(method), x=labels, y=part[column], marker_color=METHOD_COLORS.get(method),
+                    customdata=part[["n"]].fillna(0).values,
+                    hovertemplate="%{x}: %{y:.1f}% of %{customdata[0]}<extra>" + html.escape(method) + "</extra>")
+    fig.update_layout(barmode="group", title=title, height=380, legend_title="method",
+                      margin=dict(b=AXIS_TITLE_PX + 20, l=AXIS_TITLE_PX + 30, r=10))
+    fig.update_xaxes(title="clean documents in the question", **every_category(labels))
+    _percent_axis(fig, f"{METRICS[metric]} (%)")
+    return legend_above(fig)
+
+
+def progress_label(phase: str, done: int, total: int, elapsed_s: float, unit: str, methods: int) -> str:
+    """The running attack's bar text: attacked questions done / total, ETA, and the method runs that is."""
+    text = progress_text(phase, done, total, elapsed_s, unit)
+    if unit == "attacked question" and methods > 1:
+        text += f" · {done * methods:,}/{total * methods:,} method runs"
+    return text
+
+
+# --- panels --------------------------------------------------------------------------------------------------
+
+@dataclass
+class Choices:
+    """What the controls ask an attack to be."""
+    methods: list[str]
+    ks: list[int]
+    limit: int
+    placement: str
+    source: str | None
+
+    @property
+    def ready(self) -> bool:
+        return bool(self.methods and self.ks)
+
+    def settings(self) -> dict[str, Any]:
+        """``components.session.attacks.start``'s keyword arguments."""
+        return dict(methods=self.methods, ks=self.ks, limit=self.limit, placement=self.placement, source=self.source)
+
+
+def render_controls(st, page: str, available: list[str], questions: int, model: str) -> Choices:
+    """Methods, k, number of questions, placement (and source), and what that costs. Keys ``<page>.attack_*``."""
+    from components.safe import md
+
+    if st.session_state.get(f"{page}.attack_limit", 1) > questions:
+        st.session_state[f"{page}.attack_limit"] = questions
+    cols = st.columns([6, 3, 2])
+    methods = cols[0].multiselect("methods", available, key=f"{page}.attack_methods")
+    ks = sorted(cols[1].multiselect("k: passages injected", list(range(11)), key=f"{page}.attack_ks",
+                                    help="One attacked copy of each question per k; 0 is the clean question "
+                                         "(a baseline)"))
+    limit = int(cols[2].number_input(f"questions (first N of {questions})", 1, questions, step=1,
+                                     key=f"{page}.attack_limit"))
+    cols = st.columns([3, 2])
+    placement = cols[0].radio("placement", PLACEMENTS, format_func=PLACEMENT_LABELS.get, horizontal=True,
+                              key=f"{page}.attack_placement")
+    source = cols[1].text_input("source name", key=f"{page}.attack_source_name", placeholder="attacker",
+                                disabled=placement != "one_source",
+                                help="One source: all the passages in this source (a new one named 'attacker' "
+                                     "when empty; an existing source's name poisons that source)").strip() or None
+    runs = run_count(limit, len(ks), len(methods))
+    free = model.startswith("offline/")
+    st.caption(f"Cost: {limit} questions × {len(ks)} k × {len(methods)} methods = **{runs:,} method runs**"
+               + (" (the offline model is free; repeated runs come from the cache)." if free else
+                  f", each making model calls to {md(model)} (cached calls are free)."))
+    return Choices(methods, ks, limit, placement, source if placement == "one_source" else None)
+
+
+def render_open(st, page: str, root: Path, shown: dict) -> None:
+    """Pick an attack folder under ``root`` (newest first) or type any folder's path; Open puts it in
+    ``shown["open"]`` or says what is wrong."""
+    from components.safe import md
+
+    labels = {str(f): folder_label(f, s) for f, s in find_attacks(root)}
+    cols = st.columns([6, 1], vertical_alignment="bottom")
+    path = cols[0].selectbox("attack folder", [*labels, OTHER_FOLDER], format_func=lambda o: labels.get(o, o),
+                             key=f"{page}.attack_folder", help="The page's attacks (under the cache folder's "
+                                                               "attacks/), newest first")
+    if path == OTHER_FOLDER:
+        path = st.text_input("folder", key=f"{page}.attack_path", placeholder="/path/to/attack",
+                             help="Written by `python -m backend attack --out DIR`; only read, never changed.")
+    if cols[1].button("Open", type="primary", key=f"{page}.attack_open"):
+        try:
+            shown["open"] = open_attack(path)
+            st.session_state[f"{page}.attack_open_error"] = None
+        except AttackError as err:
+            shown.pop("open", None)
+            st.session_state[f"{page}.attack_open_error"] = str(err)
+    if error := st.session_state.get(f"{page}.attack_open_error"):
+        st.error(md(error), icon=":material/error:")
+
+
+def render_attack(st, attack: Attack, page: str) -> None:
+    """The results of one attack: what it was, the table, the rate charts, the clean-documents slice, the
+    questions where a method was fooled, and the summary's download."""
+    from components.safe import md
+
+    s = attack.settings
+    place = s.get("placement", "?") + (f" into source {md(s.get('source') or 'attacker')}"
+                                       if s.get("placement") == "one_source" else "")
+    st.caption(f"{md(s.get('dataset', '?'))} · model {md(s.get('model') or '?')} · "
+               f"{plural(s.get('questions', 0), 'question')} · k {md(', '.join(map(str, s.get('ks', []))))} · "
+               f"{md(place)} · {md(str(attack.path))}")
+    if skipped := s.get("not_attacked"):
+        st.caption(f"Not attacked (no target answer could be found): {plural(len(skipped), 'question')}.")
+    if not attack.summary:
+        st.info("No method has run yet.")
+        return
+    frame = summary_frame(attack.summary)
+    if frame["missing"].sum():
+        st.warning(f"{plural(int(frame['missing'].sum()), 'row')} not run yet: resume this attack to run them.")
+    if frame["errors"].sum():
+        st.warning(f"{plural(int(frame['errors'].sum()), 'row')} ended in an error (left out of the rates; "
+                   "`python -m backend attack --resume --retry-errors` runs them again).")
+    percent = {c: st.column_config.NumberColumn(c, format="%.1f") for c in COLUMNS.values()}
+    st.dataframe(frame, hide_index=True, column_config=percent, height=min(800, 38 + 35 * len(frame)))
+    st.caption("Rates in percent over the rows without error (n). Attack success: the method's answers include "
+               "the target wrong answer; accuracy: they include a gold answer; abstention: the method abstained or "
+               "answered nothing. k = 0 is the question without attack.")
+    metric = st.segmented_control("chart", list(METRICS), format_func=METRICS.get, required=True,
+                                  default="attack_success_rate", key=f"{page}.attack_metric")
+    st.plotly_chart(rate_figure(attack.summary, metric), key=f"{page}.attack_rates")
+    ks = ks_of(attack.summary)
+    cols = st.columns([1, 5])
+    k = cols[0].selectbox("k", ks, index=len(ks) - 1, key=f"{page}.attack_slice_k",
+                          help="The number of injected passages to slice by clean documents")
+    cols[1].plotly_chart(clean_documents_figure(attack.summary, k, metric), key=f"{page}.attack_clean")
+    with st.expander("By clean documents (table)"):
+        st.dataframe(clean_documents_frame(attack.summary, k), hide_index=True, column_config=percent)
+    fooled = fooled_frame(attack.rows)
+    with st.expander(f"Fooled: the attacked questions where a method's answers include the target ({len(fooled)})"):
+        st.dataframe(fooled, hide_index=True)
+    st.download_button("Summary (JSON)", json.dumps(attack.summary, ensure_ascii=False, indent=2).encode("utf-8"),
+                       file_name=f"{s.get('dataset', 'attack')}-attack-summary.json", mime="application/json",
+                       key=f"{page}.attack_summary", icon=":material/download:")
