@@ -11,7 +11,7 @@ from typing import Literal
 import pandas as pd
 import plotly.graph_objects as go
 
-from backend.report.layout import no_data, size_heatmap
+from backend.report.layout import legend_above, no_data, size_heatmap
 from backend.report.palette import VERDICT_COLORS
 from backend.sample.pools import mentions
 from backend.schema import MethodResult, Question
@@ -25,6 +25,7 @@ from backend.whatif.influence import Influence, InfluenceCell
 HOVER_CHARS = 200
 EDIT_CHARS = 60
 UNCHANGED = "—"
+CELL_CHARS = 18  # a heat-map cell's text (the table and the hover have it whole)
 
 
 def _cut(text: str, limit: int) -> str:
@@ -176,9 +177,10 @@ def cell_text(cell: InfluenceCell) -> str:
 
 
 def document_labels(influence: Influence, question: Question) -> list[str]:
-    """Each left-out document named by id and source (plain text)."""
-    docs = {d.id: d for d in question.documents}
-    return [f"{d} · {docs[d].source_name}" if d in docs else d for d in influence.documents]
+    """Each left-out document named by id and source (plain text; the id alone when the document is its own
+    source, as in RAMDocs)."""
+    sources = {d.id: d.source_name for d in question.documents}
+    return [f"{d} · {sources[d]}" if sources.get(d, d) != d else d for d in influence.documents]
 
 
 def influence_frame(influence: Influence, question: Question) -> pd.DataFrame:
@@ -201,22 +203,23 @@ def influence_figure(influence: Influence, question: Question) -> go.Figure:
     rows = [html.escape(r) for r in document_labels(influence, question)]
     cells = [[influence.cell(d, m) for m in influence.methods] for d in influence.documents]
     z = [[FLIP_KINDS.index(flip_kind(c)) for c in row] for row in cells]
-    text = [[html.escape(_cut(cell_text(c), 30)) for c in row] for row in cells]
+    text = [[html.escape(_cut(cell_text(c), CELL_CHARS)) for c in row] for row in cells]
     hover = [[html.escape(f"{m}: {flip_kind(c)}; {_cut(cell_text(c), 80)}") + "<br>"
               + html.escape(_cut(texts.get(d, ""), HOVER_CHARS)) for m, c in zip(influence.methods, row)]
              for d, row in zip(influence.documents, cells)]
     n = len(FLIP_KINDS) - 1
     scale = [[i / n, c] for i, c in enumerate(FLIP_COLORS)]
     fig = go.Figure(go.Heatmap(z=z, x=influence.methods, y=rows, zmin=0, zmax=n, colorscale=scale, showscale=False,
-                               text=text, texttemplate="%{text}", customdata=hover, xgap=2, ygap=2,
+                               text=text, texttemplate="%{text}", textfont=dict(size=12), customdata=hover,
+                               xgap=2, ygap=2,
                                hovertemplate="%{y}<br>%{customdata}<extra></extra>"))
     # the legend: one invisible marker per flip kind, so the colours are named
     for kind, color in zip(FLIP_KINDS, FLIP_COLORS):
         fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", name=kind, showlegend=True,
                                  marker=dict(size=12, symbol="square", color=color)))
-    fig.update_layout(title=INFLUENCE_TITLE, xaxis_title="method", yaxis_title="document left out · source",
-                      legend=dict(orientation="h", yanchor="bottom", y=1.0, x=0, xanchor="left"))
-    return size_heatmap(fig, row_px=36)
+    fig.update_layout(title=INFLUENCE_TITLE, xaxis_title="method", yaxis_title="document left out",
+                      plot_bgcolor="rgba(0,0,0,0)")  # no grey behind the legend's empty scatter axes
+    return legend_above(size_heatmap(fig, row_px=40))
 
 
 def base_frame(influence: Influence) -> pd.DataFrame:

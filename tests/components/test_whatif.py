@@ -88,6 +88,8 @@ def test_the_influence_table():
          "madam": "abstained", "madam flip": "keep→abstain"},
         {"document": "q1-d2 · blog", "vanilla_rag": "—", "vanilla_rag flip": "no change",
          "madam": "error", "madam flip": "error"}]
+    own = Q.model_copy(update={"documents": [Q.documents[0].model_copy(update={"source": None})]})
+    assert view.document_labels(_influence(), own) == ["q1-d1", "q1-d2"]  # its own source: the id says it all
     assert view.base_frame(_influence()).to_dict("records") == [
         {"method": "vanilla_rag", "answer with every document": "Ann"},
         {"method": "madam", "answer with every document": "Ann"}]
@@ -101,6 +103,7 @@ def test_the_influence_heat_map():
     assert [list(row) for row in heat.z] == [[kinds.index("answer"), kinds.index("keep→abstain")],
                                              [kinds.index("no change"), kinds.index("error")]]
     assert [list(row) for row in heat.text] == [["Bob", "abstained"], ["—", "error"]]
+    assert heat.textfont.size == 12  # not shrunk to fit the cell (plotly's default made it unreadable)
     assert (heat.zmin, heat.zmax) == (0, len(kinds) - 1)  # a colour per kind, whichever kinds occur
     assert [t.name for t in fig.data[1:]] == kinds  # the legend names every colour
     hover = heat.customdata[1][0]
