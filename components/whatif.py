@@ -82,12 +82,21 @@ def outcome_text(answers: list[str], abstained: bool, error: str | None) -> str:
     return "; ".join(answers)
 
 
-def facts_frame(change: MethodChange) -> pd.DataFrame:
-    """The method's key trace facts before and after, changed rows marked (● in the first column)."""
-    return pd.DataFrame({"changed": ["●" if f.changed else "" for f in change.facts],
-                         "fact": [f.name for f in change.facts],
-                         "before": [f.before for f in change.facts],
-                         "after": [f.after for f in change.facts]})
+FACT_CHARS = 40  # a fact's value in a card (the table under the cards has it whole)
+
+
+def fact_lines(change: MethodChange) -> list[str]:
+    """The method's key trace facts for its card: a changed one marked ● with its value before → after, an
+    unchanged one with its value (plain text, values cut)."""
+    return [f"● {f.name}: {_cut(f.before, FACT_CHARS)} → {_cut(f.after, FACT_CHARS)}" if f.changed
+            else f"   {f.name}: {_cut(f.before, FACT_CHARS)}" for f in change.facts]
+
+
+def facts_frame(changes: list[MethodChange]) -> pd.DataFrame:
+    """Every method's key trace facts before and after, whole, changed rows marked (● in the first column)."""
+    return pd.DataFrame([{"changed": "●" if f.changed else "", "method": c.method, "fact": f.name,
+                          "before": f.before, "after": f.after} for c in changes for f in c.facts],
+                        columns=["changed", "method", "fact", "before", "after"])
 
 
 def changes_frame(changes: list[MethodChange], show_truth: bool) -> pd.DataFrame:
@@ -131,7 +140,7 @@ def attack_outcome(result: MethodResult, plan: AttackPlan, question: Question) -
 
 def render_change(parent, change: MethodChange, show_truth: bool, outcome: str | None = None) -> None:
     """One method's diff card inside ``parent``: headline, answers before → after, verdicts (truth on), the attack
-    outcome when given, and the key facts with changed rows marked."""
+    outcome when given, and the key facts with the changed ones marked."""
     box = parent.container(border=True)
     box.markdown(f"**{change.method}**")  # our method name, not data
     box.badge(change.headline, color="blue" if change.changed else "gray")
@@ -149,7 +158,8 @@ def render_change(parent, change: MethodChange, show_truth: bool, outcome: str |
         row.text("→")
         row.badge(change.verdict_after, color=VERDICT_COLORS.get(change.verdict_after, "gray"))
     if change.facts:
-        box.dataframe(facts_frame(change), hide_index=True)
+        box.caption("key facts (● changed)")
+        box.text("\n".join(fact_lines(change)))
 
 
 # --- document influence -----------------------------------------------------------------------------------------

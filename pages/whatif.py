@@ -22,7 +22,10 @@ PAGE = "whatif"
 ensure_navigation()
 available = [m for m in ALL_METHODS if m in METHODS]
 from_url = [m for m in st.query_params.get("methods", "").split(",") if m in available]
-init_page_state(PAGE, {"methods": from_url or available, "show_truth": False, "k": 3, "placement": "spread"})
+# the methods Inspect shows, when it has been opened: their results on the question are then there already
+on_inspect = [m for m in st.session_state.get(key("inspect", "methods"), []) if m in available]
+init_page_state(PAGE, {"methods": from_url or on_inspect or available, "show_truth": False, "k": 3,
+                       "placement": "spread"})
 st.title("What-if")
 selection = require_selection()
 question = selection.question
@@ -58,6 +61,7 @@ def diff(base, changed, q0, q1, name: str, plan=None) -> None:
         outcome = view.attack_outcome(changed[change.method], plan, q1) if plan else None
         view.render_change(column, change, show_truth, outcome)
     st.dataframe(view.changes_frame(changes, show_truth), hide_index=True)
+    st.dataframe(view.facts_frame(changes), hide_index=True)
     st.download_button(f"Download the {name} question as a dataset file (.jsonl)", data=to_jsonl([q1]),
                        file_name=f"{q1.id.replace('~', '_')}.jsonl", mime="application/jsonl",
                        key=key(PAGE, f"download.{name}"))
@@ -91,13 +95,16 @@ if is_edited(edited) and rerun_on(edited, "Re-running"):
 st.header("2 · Document influence")
 st.caption("Leave each document of " + ("the edited" if is_edited(edited) else "the") + " question out in turn and "
            "re-run each method: which documents flip which method's answer (or its keep / abstain decision).")
+# again: a re-run pressed in this script run may have finished since (a quick one is drawn at once)
+after = cached_results(selection, methods, question=edited) if is_edited(edited) else before
 if after is None:
     st.info("Run the methods on this question first" + (" (Re-run above)." if is_edited(edited) else "."))
 elif (job := influencing(selection, edited, methods)) is not None:
     follow(job, "Document influence")
 else:
     calls = estimate_calls(after, len(edited.documents))
-    st.text(f"{len(edited.documents)} documents × {len(methods)} methods: up to {plural(calls, 'model call')} "
+    st.text(f"{plural(len(edited.documents), 'document')} × {plural(len(methods), 'method')}: up to "
+            f"{plural(calls, 'model call')} "
             "(an upper bound: calls already in the cache cost nothing).")
     free = is_free(llm_config(selection))
     agreed = free or st.checkbox(f"Yes, make up to {plural(calls, 'call')} to {md(selection.model.model)}",

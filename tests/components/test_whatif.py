@@ -45,8 +45,10 @@ def test_a_change_as_frames_marks_the_changed_facts():
                           verdict_before="correct", verdict_after="abstained",
                           facts=[FactChange(name="final agents", before="2", after="1"),
                                  FactChange(name="rounds", before="3", after="3")])
-    facts = view.facts_frame(change)
+    facts = view.facts_frame([change, MethodChange(method="no_rag")])
     assert list(facts["changed"]) == ["●", ""] and list(facts["fact"]) == ["final agents", "rounds"]
+    assert set(facts["method"]) == {"madam"} and list(facts["after"]) == ["1", "3"]
+    assert view.fact_lines(change) == ["● final agents: 2 → 1", "   rounds: 3"]
     hidden = view.changes_frame([change], show_truth=False)
     assert hidden.to_dict("records") == [{"method": "madam", "what changed": "now abstains", "before": "Ann",
                                           "after": "abstained"}]
