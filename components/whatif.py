@@ -99,11 +99,14 @@ def facts_frame(changes: list[MethodChange]) -> pd.DataFrame:
                         columns=["changed", "method", "fact", "before", "after"])
 
 
-def changes_frame(changes: list[MethodChange], show_truth: bool) -> pd.DataFrame:
-    """Every method's change in one table: headline, answers before and after (verdicts with the truth on)."""
+def changes_frame(changes: list[MethodChange], show_truth: bool,
+                  outcomes: dict[str, str] | None = None) -> pd.DataFrame:
+    """Every method's change in one table: headline, answers before and after (verdicts with the truth on), and an
+    attack's outcome per method when given."""
     rows = []
     for c in changes:
-        row = {"method": c.method, "what changed": c.headline,
+        row = ({"attack": outcomes.get(c.method, "")} if outcomes is not None else {})
+        row |= {"method": c.method, "what changed": c.headline,
                "before": outcome_text(c.answers_before, c.abstained_before, c.error_before),
                "after": outcome_text(c.answers_after, c.abstained_after, c.error_after)}
         if show_truth:

@@ -57,10 +57,10 @@ def diff(base, changed, q0, q1, name: str, plan=None) -> None:
     """Per method: what changed from ``q0`` to its edit ``q1`` (a card each, then one table); ``q1`` exported."""
     changes = compare_all(base, changed, q0, q1)
     st.text(view.summary_line(changes))
+    outcomes = {c.method: view.attack_outcome(changed[c.method], plan, q1) for c in changes} if plan else None
     for column, change in zip(st.columns(len(changes)), changes):
-        outcome = view.attack_outcome(changed[change.method], plan, q1) if plan else None
-        view.render_change(column, change, show_truth, outcome)
-    st.dataframe(view.changes_frame(changes, show_truth), hide_index=True)
+        view.render_change(column, change, show_truth, (outcomes or {}).get(change.method))
+    st.dataframe(view.changes_frame(changes, show_truth, outcomes), hide_index=True)
     st.dataframe(view.facts_frame(changes), hide_index=True)
     st.download_button(f"Download the {name} question as a dataset file (.jsonl)", data=to_jsonl([q1]),
                        file_name=f"{q1.id.replace('~', '_')}.jsonl", mime="application/jsonl",

@@ -114,3 +114,20 @@ def test_an_edit_that_cannot_be_made_says_why(kind, fill, message):
     assert not at.exception, at.exception
     assert any(message.replace(" ", " ") in e.value.replace("\\", "") for e in at.error), [e.value for e in at.error]
     assert not any("edited copy of" in c.value for c in at.caption)  # nothing was stored
+
+
+def test_an_attack_on_the_question_says_per_method_whether_it_held():
+    """ramdocs-0009: the target is the correct date with its year changed, the passages its correct documents with
+    the date replaced; two of them at the top turn the offline reader's vanilla RAG."""
+    at = _whatif("ramdocs-0009", methods="vanilla_rag,no_rag")
+    plan = next(t.value for t in at.text if t.value.startswith("target answer: "))
+    target = plan.splitlines()[0].removeprefix("target answer: ")
+    assert target == "2 July 1817" and "the correct answer replaced by the target" in plan
+    at.number_input(key="whatif.k").set_value(2).run()
+    wait_for_runs(at.button(key="whatif.attack").click().run())
+    assert not at.exception, at.exception
+    table = _frame(at, "attack").set_index("method")
+    assert table.loc["no_rag", "attack"] == "resisted: abstained"  # closed book never reads the passages
+    assert target in table.loc["vanilla_rag", "after"] and table.loc["vanilla_rag", "attack"] == "attack succeeded"
+    assert any(b.label.startswith("Download the attacked question") for b in at.get("download_button"))
+    assert len(at.session_state["app.selection"].question.documents) == 3  # the dataset's question is untouched

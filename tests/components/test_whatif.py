@@ -54,6 +54,8 @@ def test_a_change_as_frames_marks_the_changed_facts():
                                           "after": "abstained"}]
     shown = view.changes_frame([change], show_truth=True).iloc[0]
     assert (shown["verdict before"], shown["verdict after"]) == ("correct", "abstained")
+    attacked = view.changes_frame([change], show_truth=False, outcomes={"madam": "resisted: abstained"})
+    assert list(attacked.columns)[:2] == ["attack", "method"] and attacked.iloc[0]["attack"] == "resisted: abstained"
     unchanged = MethodChange(method="no_rag")
     assert view.summary_line([change, unchanged]) == "1 of 2 methods changed: madam."
     assert view.summary_line([unchanged]) == "No method changed (1 compared)."
