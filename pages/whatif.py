@@ -135,8 +135,8 @@ placement = cols[1].selectbox("placement", PLACEMENTS, key=key(PAGE, "placement"
 source = None
 if placement == "one_source":
     sources = list(dict.fromkeys([ATTACKER_SOURCE, *(d.source_name for d in edited.documents)]))
-    source = cols[2].selectbox("source (an existing one is poisoned; or type a new name)", sources,
-                               key=key(PAGE, "attack_source"), accept_new_options=True)
+    source = cols[2].selectbox("into the source (an existing one is poisoned)", sources,
+                               key=key(PAGE, f"attack_source.{edited.id}"))
 attacked = poison(edited, plan, int(k), placement, source)
 if st.button("Run attack", type="primary", key=key(PAGE, "attack")):
     start_run(selection, methods, question=edited, settle=0)  # the question as it is now: usually cached

@@ -86,10 +86,12 @@ def _build(kind: str, current: Question, results: dict[str, MethodResult] | None
             return EditDocument(id=doc_id, text=text)
     elif kind == KINDS[2]:
         text = st.text_area("text of the new document", key=key(PAGE, f"add_text.{current.id}"))
-        source = st.selectbox("source (pick one, or type a new name)", [OWN_SOURCE, *sources],
-                              key=key(PAGE, f"add_source.{current.id}"), accept_new_options=True)
+        cols = st.columns(2)
+        source = cols[0].selectbox("source", [OWN_SOURCE, *sources], key=key(PAGE, f"add_source.{current.id}"))
+        new = cols[1].text_input("or a new source", key=key(PAGE, f"add_new_source.{current.id}"),
+                                 help="A name not among the question's sources (it wins over the list when given).")
         if st.button("Add", key=key(PAGE, "do_add")):
-            return AddDocument(text=text, source=None if source in (None, OWN_SOURCE) else source.strip() or None)
+            return AddDocument(text=text, source=new.strip() or (None if source == OWN_SOURCE else source))
     elif kind == KINDS[3]:
         source = st.selectbox("source", sources, key=key(PAGE, f"flip_source.{current.id}"))
         if source is None:

@@ -131,3 +131,30 @@ def test_an_attack_on_the_question_says_per_method_whether_it_held():
     assert target in table.loc["vanilla_rag", "after"] and table.loc["vanilla_rag", "attack"] == "attack succeeded"
     assert any(b.label.startswith("Download the attacked question") for b in at.get("download_button"))
     assert len(at.session_state["app.selection"].question.documents) == 3  # the dataset's question is untouched
+
+
+def test_edits_accumulate_and_each_can_be_taken_back():
+    at = _whatif(methods="vanilla_rag")
+    at.segmented_control(key="whatif.kind").set_value("Rewrite a document").run()
+    at.selectbox(key=f"whatif.rewrite_id.{QUESTION}").set_value("ramdocs-0018-d2").run()
+    at.text_area(key=f"whatif.rewrite_text.{QUESTION}.ramdocs-0018-d2").input("He was a Whig.").run()
+    at.button(key="whatif.do_rewrite").click().run()
+    first = at.session_state["app.selection"].question.id
+    at.segmented_control(key="whatif.kind").set_value("Add a document").run()
+    edited = next(k for k in at.session_state["whatif.edits"])  # (dataset, question): this question's edits
+    current = [c.value for c in at.caption if "edited copy of" in c.value][0].split(":")[0].replace("\\", "")
+    at.text_area(key=f"whatif.add_text.{current}").input("He was a Federalist.").run()
+    at.text_input(key=f"whatif.add_new_source.{current}").input("gazette").run()
+    at.button(key="whatif.do_add").click().run()
+    assert not at.exception, at.exception
+    lines = [t.value for t in at.text if t.value[:3] in ("1. ", "2. ")]
+    assert lines == ["1. rewrite ramdocs-0018-d2: “He was a Whig.”",
+                     "2. add a document (source gazette): “He was a Federalist.”"]
+    assert list(_frame(at, "text")["source"]) == [DOC, "ramdocs-0018-d2", "gazette"]
+    at.button(key="whatif.undo.0").click().run()
+    assert [t.value for t in at.text if t.value[:3] in ("1. ", "2. ")] == [
+        "1. add a document (source gazette): “He was a Federalist.”"]
+    assert list(_frame(at, "text")["text"])[1] != "He was a Whig."
+    at.button(key="whatif.reset").click().run()
+    assert any("No edits yet" in c.value for c in at.caption) and at.session_state["whatif.edits"][edited] == []
+    assert at.session_state["app.selection"].question.id == first == QUESTION
