@@ -68,8 +68,8 @@ def diff(base, changed, q0, q1, name: str, plan=None) -> None:
 
 
 def rerun_on(target, label: str) -> bool:
-    """Run the methods on the question and on ``target`` in the background; while either runs, its progress.
-    Whether both have results."""
+    """While the run on the question or on ``target`` is in flight, its progress (False); else whether both runs
+    have results."""
     for q in (None, target):
         if (job := running(selection, methods, question=q)) is not None:
             follow(job, label)
