@@ -6,6 +6,7 @@ a little HTML in labels and hovers)."""
 from __future__ import annotations
 
 import html
+import textwrap
 from typing import Literal
 
 import pandas as pd
@@ -197,14 +198,19 @@ def document_labels(influence: Influence, question: Question) -> list[str]:
 
 
 def influence_frame(influence: Influence, question: Question) -> pd.DataFrame:
-    """The matrix as a table: one row per left-out document, one column per method (the new answer or "—"), and
-    per method its flip kind."""
+    """The matrix as a table: one row per left-out document, one column per method: "—" when nothing changed,
+    else the new answer and the kind of flip ("Lyon · answer", "abstained · keep→abstain")."""
     data: dict[str, list[str]] = {"document": document_labels(influence, question)}
     for m in influence.methods:
         cells = [influence.cell(d, m) for d in influence.documents]
-        data[m] = [cell_text(c) for c in cells]
-        data[f"{m} flip"] = [flip_kind(c) for c in cells]
+        data[m] = [cell_text(c) if flip_kind(c) in ("no change", "error") else f"{cell_text(c)} · {flip_kind(c)}"
+                   for c in cells]
     return pd.DataFrame(data)
+
+
+def _hover_lines(text: str, width: int = 70) -> str:
+    """Text for a plotly hover: escaped, in lines of ``width`` characters (one long line runs off the chart)."""
+    return "<br>".join(html.escape(line) for line in textwrap.wrap(text, width))
 
 
 def influence_figure(influence: Influence, question: Question) -> go.Figure:
@@ -218,7 +224,7 @@ def influence_figure(influence: Influence, question: Question) -> go.Figure:
     z = [[FLIP_KINDS.index(flip_kind(c)) for c in row] for row in cells]
     text = [[html.escape(_cut(cell_text(c), CELL_CHARS)) for c in row] for row in cells]
     hover = [[html.escape(f"{m}: {flip_kind(c)}; {_cut(cell_text(c), 80)}") + "<br>"
-              + html.escape(_cut(texts.get(d, ""), HOVER_CHARS)) for m, c in zip(influence.methods, row)]
+              + _hover_lines(_cut(texts.get(d, ""), HOVER_CHARS)) for m, c in zip(influence.methods, row)]
              for d, row in zip(influence.documents, cells)]
     n = len(FLIP_KINDS) - 1
     scale = [[i / n, c] for i, c in enumerate(FLIP_COLORS)]

@@ -68,8 +68,8 @@ def test_document_influence_on_a_small_question_shows_the_matrix():
     assert not at.exception, at.exception
     matrix = _frame(at, "document").set_index("document")
     assert list(matrix.index) == [DOC, "ramdocs-0018-d2"]  # each RAMDocs document is its own source
-    assert matrix.loc[DOC, "vanilla_rag"] == "Democratic" and matrix.loc[DOC, "vanilla_rag flip"] == "answer"
-    assert set(matrix["no_rag flip"]) == {"no change"}
+    assert matrix.loc[DOC, "vanilla_rag"] == "Democratic · answer"
+    assert set(matrix["no_rag"]) == {"—"}  # closed book reads no document
     (chart,) = [c for c in at.get("plotly_chart") if "Leaving each document out" in c.proto.spec]
 
 

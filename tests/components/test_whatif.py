@@ -88,10 +88,8 @@ def _influence() -> Influence:
 def test_the_influence_table():
     frame = view.influence_frame(_influence(), Q)
     assert frame.to_dict("records") == [
-        {"document": "q1-d1 · wiki", "vanilla_rag": "Bob", "vanilla_rag flip": "answer",
-         "madam": "abstained", "madam flip": "keep→abstain"},
-        {"document": "q1-d2 · blog", "vanilla_rag": "—", "vanilla_rag flip": "no change",
-         "madam": "error", "madam flip": "error"}]
+        {"document": "q1-d1 · wiki", "vanilla_rag": "Bob · answer", "madam": "abstained · keep→abstain"},
+        {"document": "q1-d2 · blog", "vanilla_rag": "—", "madam": "error"}]
     own = Q.model_copy(update={"documents": [Q.documents[0].model_copy(update={"source": None})]})
     assert view.document_labels(_influence(), own) == ["q1-d1", "q1-d2"]  # its own source: the id says it all
     assert view.base_frame(_influence()).to_dict("records") == [
@@ -112,7 +110,9 @@ def test_the_influence_heat_map():
     assert [t.name for t in fig.data[1:]] == kinds  # the legend names every colour
     hover = heat.customdata[1][0]
     assert html.escape(EVIL) in hover and EVIL not in hover  # the document's text, escaped
-    assert len(html.unescape(hover.split("<br>")[1])) <= view.HOVER_CHARS
+    text_lines = heat.customdata[0][0].split("<br>")[1:]  # a long document's start, in lines that fit the chart
+    assert len(text_lines) > 1 and all(len(html.unescape(line)) <= 70 for line in text_lines)
+    assert len(html.unescape(" ".join(text_lines))) <= view.HOVER_CHARS
     assert fig.layout.height >= 260
 
 
