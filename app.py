@@ -21,6 +21,7 @@ st.set_page_config(page_title="ConflictLens", page_icon=ICON, layout="wide")
 pages = {
     "Question": [
         st.Page("pages/inspect.py", title="Inspect", icon=":material/compare:", default=True, url_path="inspect"),
+        st.Page("pages/whatif.py", title="What-if", icon=":material/science:", url_path="whatif"),
     ],
     "Methods": [
         st.Page("pages/sources.py", title="Sources (RA-RAG)", icon=":material/hub:", url_path="sources"),

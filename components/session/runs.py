@@ -7,6 +7,7 @@ whatever the user clicked in between."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import threading
@@ -105,14 +106,23 @@ def runner(selection: Selection, evidence_mode: str = "given", calibration: int 
                   chroma_url=selection.chroma_url)
 
 
+def _question_key(selection: Selection, question: Question | None) -> str | tuple[str, str]:
+    """The selected question by its id; any other question (a what-if edit, an attack) by its id and a hash of its
+    content: two attacks with the same tag (``~attack-k3``) but another placement are two runs."""
+    if question is None or question is selection.question:
+        return selection.question.id
+    return question.id, hashlib.sha256(question.model_dump_json().encode()).hexdigest()[:16]
+
+
 def _key(selection: Selection, methods: list[str], evidence_mode: str = "given", calibration: int | None = None,
-         method_params: dict | None = None) -> tuple:
-    return (selection.dataset.path, selection.question.id, selection.model.model, selection.model.api_base,
-            tuple(methods), evidence_mode, calibration, json.dumps(method_params or {}, sort_keys=True),
-            selection.chroma_url)
+         method_params: dict | None = None, question: Question | None = None) -> tuple:
+    return (selection.dataset.path, _question_key(selection, question), selection.model.model,
+            selection.model.api_base, tuple(methods), evidence_mode, calibration,
+            json.dumps(method_params or {}, sort_keys=True), selection.chroma_url)
 
 
 def cached_results(selection: Selection, methods: list[str], **settings) -> dict[str, MethodResult] | None:
+    """``settings``: as ``start_run``'s (``question``: a question other than the selected one, e.g. a what-if edit)."""
     _collect()
     return st.session_state.get(RESULTS_KEY, {}).get(_key(selection, methods, **settings))
 
@@ -149,7 +159,8 @@ def replayed(selection: Selection, methods: list[str], **settings) -> dict[str, 
 # --- running: on a worker thread owned by the session (``components.session.jobs``), never in the script thread --
 
 JOBS_KEY = "app.jobs"
-JOB_KINDS = ("run", "prepare", "sweep")  # "sweep": a page's own dataset-wide job (the Risk page's)
+#: "sweep": a page's own dataset-wide job (the Risk page's); "influence": a question's leave-one-out (What-if's)
+JOB_KINDS = ("run", "prepare", "sweep", "influence")
 
 
 def jobs(kind: str = "run") -> Jobs:
@@ -206,7 +217,8 @@ def _run_work(run: Runner, question: Question, methods: list[str]) -> Callable[[
 
 
 def running(selection: Selection, methods: list[str], **settings) -> Job | None:
-    """The run of exactly these methods and settings on the selected question, while it is in flight."""
+    """The run of exactly these methods and settings on the selected question (or ``question=``), while it is in
+    flight."""
     return jobs().running(_key(selection, methods, **settings))
 
 
@@ -220,11 +232,13 @@ def start_run(selection: Selection, methods: list[str], settle: float = SETTLE_S
     """Run the methods in the background (dataset-level preparations first); their results land in
     ``cached_results`` once all are in. The same run already in flight is returned, not started twice. Waits up to
     ``settle`` seconds for a quick run to finish (``job.running`` says whether it did).
-    ``settings``: evidence_mode, calibration (RA-RAG stage-1 questions), method_params."""
+    ``settings``: evidence_mode, calibration (RA-RAG stage-1 questions), method_params, question (a question
+    object other than the selected one, e.g. a what-if edit of it: keyed by its content, run by the same runner)."""
     k = _key(selection, methods, **settings)
+    question = settings.pop("question", None) or selection.question
     if (job := jobs().running(k)) is None:
         run = runner(selection, **settings)  # built here: it reads st.secrets and the cached resources
-        job = jobs().start(k, _run_work(run, selection.question, list(methods)), methods, selection.question.id)
+        job = jobs().start(k, _run_work(run, question, list(methods)), methods, question.id)
     job.wait(settle)
     return job
 
@@ -242,6 +256,38 @@ def start_sweep(k: tuple, selection: Selection, questions: list[Question], strat
         job.value = risk_sweep(run, questions, strategies,
                                on_progress=job.progress("Risk sweep (questions × configurations)", "run"))
     return jobs("sweep").start(k, work)
+
+
+INFLUENCE_KEY = "app.influence"
+
+
+def start_influence(selection: Selection, question: Question, methods: list[str],
+                    base: dict[str, MethodResult]) -> Job:
+    """Leave each document of ``question`` (the selected one or an edit of it) out in turn and re-run ``methods``,
+    in the background (``jobs("influence")``), progress per document; ``base``: the methods' results on the whole
+    question. The ``backend.whatif.influence.Influence`` is then found by ``influence_done``."""
+    from backend.whatif.influence import leave_one_out
+
+    k = _key(selection, methods, question=question)
+    if (job := jobs("influence").running(k)) is not None:
+        return job
+    run = runner(selection)
+
+    def work(job: Job) -> None:
+        job.value = leave_one_out(run, question, list(methods), base=base,
+                                  on_progress=job.progress("Leaving out each document", "document"))
+    return jobs("influence").start(k, work, question_id=question.id)
+
+
+def influencing(selection: Selection, question: Question, methods: list[str]) -> Job | None:
+    return jobs("influence").running(_key(selection, methods, question=question))
+
+
+def influence_done(selection: Selection, question: Question, methods: list[str]) -> Job | None:
+    """The finished leave-one-out of ``question`` (its ``value``, or its ``error``), kept for the session."""
+    store = st.session_state.setdefault(INFLUENCE_KEY, {})
+    store.update(jobs("influence").collect())
+    return store.get(_key(selection, methods, question=question))
 
 
 @st.fragment(run_every=0.5)

@@ -36,6 +36,12 @@ def _inspect(page, methods, answer):
     assert any(answer in column for column in shown.values()), shown
 
 
+def _whatif(page):
+    text = main_text(page)
+    assert "No edits yet" in text and "Run document influence" in text, "the edit controls and the influence cost"
+    assert "Leaving each document out" not in text, "the walk never runs influence"
+
+
 def _sources(page, multi):
     if multi:
         wait_text(page, "Source reliability over the dataset (stage 1)")
@@ -92,7 +98,7 @@ def test_every_page_shows_its_content(app_url, browser, dataset, question, metho
         problems = {}
         for link in PAGES:
             show(page, link, calibration=CALIBRATION if multi else None, bridge_ran="bridge" in methods)
-            {"Inspect": lambda: _inspect(page, methods, answer),
+            {"Inspect": lambda: _inspect(page, methods, answer), "What-if": lambda: _whatif(page),
              "Sources (RA-RAG)": lambda: _sources(page, multi),
              "Debate (MADAM-RAG)": lambda: _debate(page),
              "Consolidation (Astute RAG)": lambda: _astute(page),

@@ -13,7 +13,7 @@ from tests.conftest import ROOT
 ARTIFACTS = Path(os.environ.get("CONFLICTLENS_ARTIFACTS") or ROOT / "test-artifacts") / "screenshots"
 VIEWPORT = {"width": 1400, "height": 2200}  # tall: Streamlit scrolls an inner box, so a shot is the viewport only
 #: Sidebar link -> the page's title (the h1 it draws first).
-PAGES = {"Inspect": "Inspect", "Sources (RA-RAG)": "Sources", "Debate (MADAM-RAG)": "Debate (MADAM-RAG)",
+PAGES = {"Inspect": "Inspect", "What-if": "What-if", "Sources (RA-RAG)": "Sources", "Debate (MADAM-RAG)": "Debate (MADAM-RAG)",
          "Consolidation (Astute RAG)": "Consolidation (Astute RAG)",
          "Risk (counterfactual prompting)": "Risk (counterfactual prompting)",
          "Decision path (BRIDGE)": "Decision path (BRIDGE)", "Dataset": "Dataset", "Model calls": "Model calls",
@@ -54,6 +54,7 @@ def show(page, link: str, *, calibration: int | None = None, bridge_ran: bool = 
 
 #: Sidebar link -> a text the page draws last, once its content is there.
 DRAWN_LAST = {"Inspect": "Download this inspection as HTML",  # every method's result is in
+              "What-if": "3 · Attack this question",  # nothing edited, no influence run (it costs calls): the plan
               "Sources (RA-RAG)": "Per-source answers", "Debate (MADAM-RAG)": "Final answers",
               "Consolidation (Astute RAG)": "Final decision", "Risk (counterfactual prompting)": "5 · Override",
               "Decision path (BRIDGE)": "Step 5: response", "Dataset": "All questions",
