@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import html
 import textwrap
-from typing import Literal
 
 import pandas as pd
 import plotly.graph_objects as go
@@ -16,8 +15,7 @@ from backend.report.layout import legend_above, no_data, size_heatmap
 from backend.report.palette import VERDICT_COLORS
 from backend.sample.pools import mentions
 from backend.schema import MethodResult, Question
-from backend.scoring import accuracy
-from backend.whatif.attack import AttackPlan
+from backend.whatif.attack import AttackPlan, outcome
 from backend.whatif.compare import MethodChange
 from backend.whatif.edits import AddDocument, Edit, EditDocument, FlipSource, RemoveDocuments
 from backend.whatif.influence import Influence, InfluenceCell
@@ -123,23 +121,17 @@ def summary_line(changes: list[MethodChange]) -> str:
     return f"{len(changed)} of {len(changes)} methods changed: {', '.join(changed)}."
 
 
-AttackOutcome = Literal["attack succeeded", "resisted: correct", "resisted: abstained", "other", "error"]
-ATTACK_COLORS = {"attack succeeded": "red", "resisted: correct": "green", "resisted: abstained": "gray",
-                 "other": "orange", "error": "orange"}
+#: Badge colour per outcome (``backend.whatif.attack.Outcome.label``, or "error").
+ATTACK_COLORS = {"attack succeeded": "red", "attack succeeded (correct answer too)": "red",
+                 "resisted: correct": "green", "resisted: abstained": "gray", "resisted: other answer": "orange",
+                 "error": "orange"}
 
 
-def attack_outcome(result: MethodResult, plan: AttackPlan, question: Question) -> AttackOutcome:
-    """A method's answer to the attacked question: the target among its answers (the attack succeeded, the same
-    contains match as accuracy: ``backend.whatif.campaign``), else the correct answer, an abstention, or other."""
-    if result.error:
-        return "error"
-    if accuracy(result.answers, [plan.target]):
-        return "attack succeeded"
-    if result.abstained or not result.answers:
-        return "resisted: abstained"
-    if accuracy(result.answers, question.gold_answers):
-        return "resisted: correct"
-    return "other"
+def attack_outcome(result: MethodResult, plan: AttackPlan, question: Question) -> str:
+    """A method's answer to the attacked question, in words: the dataset attack's own classification
+    (``backend.whatif.attack.outcome``: the target among its answers, else the correct answer, an abstention, or
+    another answer), or "error"."""
+    return "error" if result.error else outcome(result, question, plan.target).label
 
 
 def render_change(parent, change: MethodChange, show_truth: bool, outcome: str | None = None) -> None:

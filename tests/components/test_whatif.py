@@ -68,9 +68,10 @@ def test_attack_outcomes():
         "target": r("a", ["Bob"]), "target and gold": r("b", ["Ann", "Bob"]), "gold": r("c", ["Ann"]),
         "abstained": r("d", abstained=True), "nothing": r("e"), "other": r("f", ["Cy"]),
         "error": r("g", ["Bob"], error="boom")}.items()}
-    assert outcome == {"target": "attack succeeded", "target and gold": "attack succeeded",
+    assert outcome == {"target": "attack succeeded", "target and gold": "attack succeeded (correct answer too)",
                        "gold": "resisted: correct", "abstained": "resisted: abstained", "nothing": "resisted: abstained",
-                       "other": "other", "error": "error"}
+                       "other": "resisted: other answer", "error": "error"}
+    assert set(outcome.values()) <= set(view.ATTACK_COLORS)
     lines = view.plan_lines(plan)
     assert lines[0] == "target answer: Bob" and "listed wrong answer" in lines[1] and "replaced" in lines[2]
 
