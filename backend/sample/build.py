@@ -9,7 +9,9 @@ Datasets (each a folder with ``questions.jsonl``, a ``README.md`` and, when mult
 * ``ramdocs_dev``: the 100 RAMDocs dev questions, converted as they are;
 * ``multisource`` / ``multisource_beta``: RA-RAG-style 8-source benchmark (``multisource``),
   spammer–hammer and Beta(3, 2) reliability priors over the same question pool;
-* ``scenarios``: BRIDGE/TRD-style FA / FI / FE / RA items (``scenarios``).
+* ``scenarios``: BRIDGE/TRD-style FA / FI / FE / RA items (``scenarios``);
+
+and ``vectors/``: the sentence vectors a first look on them needs, computed once (``backend.sample.vectors``).
 """
 
 from __future__ import annotations
@@ -64,8 +66,9 @@ def ramdocs_dev(path: Path) -> list[Question]:
     return out
 
 
-def build_sample(out_dir: Path) -> list[str]:
-    """Write every sample dataset under ``out_dir``; return one summary line per dataset."""
+def build_sample(out_dir: Path, vectors: bool = True) -> list[str]:
+    """Write every sample dataset under ``out_dir`` and, unless ``vectors`` is False, their shipped sentence vectors
+    (``vectors/``, ``backend.sample.vectors``: a minute or two of embedding); return one summary line per output."""
     out_dir = Path(out_dir)
     cands = load_candidates(RAW)
     picker = WrongAnswers(cands)
@@ -90,6 +93,10 @@ def build_sample(out_dir: Path) -> list[str]:
         n_docs = sum(len(q.documents) for q in questions)
         lines.append(f"{folder}: {len(questions)} questions, {n_docs} documents"
                      + (f", {len(sources)} sources" if sources else ""))
+    if vectors:
+        from backend.sample.vectors import build_vectors
+
+        lines.append(build_vectors(out_dir, [questions for questions, _, _ in built.values()]))
     return lines
 
 
