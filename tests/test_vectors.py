@@ -54,6 +54,12 @@ def test_the_store_holds_every_text_a_first_look_embeds(store, name):
     assert not missing, f"{len(missing)} texts of {name} have no shipped vector ({missing[0][:60]!r}…): {REBUILD}"
 
 
+def test_the_store_holds_bridges_demonstrations(store):
+    from backend.methods.bridge.demos import DEMOS
+
+    assert all(text_key(q) in store.rows for q, _ in DEMOS), REBUILD
+
+
 def test_shipped_vectors_are_what_the_model_computes(store):
     """A sample from the whole range of lengths (shortest window … longest passage), computed afresh."""
     ds = load_dataset(SAMPLE_DATA / "ramdocs_dev")

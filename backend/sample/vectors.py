@@ -3,7 +3,8 @@
 What a first look embeds, computed once here instead of on every new user's machine: every document text (the
 retrieval index embeds them all, in every evidence mode, for BRIDGE), every question, and the offline reader's
 answer window of every (question, document) pair (the text around the passage's best answer that the reader
-compares with the question: RA-RAG's stage 1 reads every pair of its calibration questions). Windows come from the
+compares with the question: RA-RAG's stage 1 reads every pair of its calibration questions), and BRIDGE's
+demonstration questions (its soft-bias allocator's pool, the same for every dataset). Windows come from the
 reader's own lexical step, so a change to the reader changes them; a window the store lacks is then embedded at run
 time as before (never wrong, only slower) and tests/test_vectors.py says the store is stale.
 """
@@ -40,7 +41,9 @@ def first_look_texts(questions: Iterable[Question]) -> set[str]:
 def build_vectors(out_dir: Path, datasets: Iterable[list[Question]]) -> str:
     """Embed the datasets' first-look texts with the bundled model (never from an existing store) and write
     ``<out_dir>/vectors/<model>.npy|.json``; returns a summary line."""
-    texts: set[str] = set()
+    from backend.methods.bridge.demos import DEMOS
+
+    texts = {question for question, _ in DEMOS}
     for questions in datasets:
         texts |= first_look_texts(questions)
     ordered = sorted(texts, key=text_key)
