@@ -5,7 +5,8 @@ The index lives in ``<cache_dir>/index/`` (a chromadb ``PersistentClient`` folde
 incrementally: every document is stored under its id with a hash of its text, and a (re)build embeds
 only new or changed documents (each distinct text once), re-tags documents whose question/source changed (no
 re-embedding), and deletes documents that left the dataset. The index is kept on disk, so a dataset is embedded
-once per cache folder.
+once per cache folder; the bundled datasets' texts are not embedded at all: ``backend.embeddings.encode`` reads their
+shipped vectors (``backend.vectors``).
 
 Only text and routing metadata reach the index: ``question_id``, ``source`` (``Document.source_name``)
 and ``content_hash``. Labels, gold/wrong answers and source reliabilities are never stored, and the

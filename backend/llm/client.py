@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import os
+import sys
 import threading
 import time
 import weakref
@@ -110,10 +111,12 @@ def _transport_failure(exc: BaseException) -> str | None:
 
 
 def classify(exc: BaseException) -> str:
-    e = _litellm().exceptions
     text = str(exc).lower()
     if "missing credentials" in text or "api key" in text and "missing" in text:
         return "auth"  # litellm reports a missing OpenAI key as a 500; retrying cannot help
+    if "litellm" not in sys.modules:  # no litellm exception can exist yet: classifying never imports it
+        return "timeout" if isinstance(exc, (TimeoutError, asyncio.TimeoutError)) else "other"
+    e = _litellm().exceptions
     if isinstance(exc, e.InternalServerError) and (transport := _transport_failure(exc.__context__)):
         return transport  # litellm's openai provider reports an unreachable server as a 500 "Connection error."
     for types, kind in ((e.Timeout, "timeout"), (e.RateLimitError, "rate_limit"),
