@@ -5,6 +5,7 @@ from pathlib import Path
 
 import streamlit as st
 
+from backend import warmup
 from components.session import sidebar
 from components.session.state import keep_widget_state
 
@@ -43,4 +44,7 @@ pages = {
 navigation = st.navigation(pages)
 keep_widget_state()
 sidebar.render()
-navigation.run()
+try:
+    navigation.run()
+finally:  # once the first page is drawn (or stopped): load what a first run needs while the user looks
+    warmup.start()

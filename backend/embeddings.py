@@ -102,8 +102,36 @@ def model_name() -> str:
     return DEFAULT_MODEL_NAME if bundled else path.name
 
 
+def identity() -> dict[str, str]:
+    """What a vector depends on: the model's name, weights (sha256 when bundled, else the folder) and runtime."""
+    path, bundled = model_path()
+    return {"model": model_name(), "weights_sha256": MINILM_SHA256 if bundled else f"unchecked:{path}",
+            "runtime": runtime()}
+
+
 def encode(texts: list[str], batch_size: int = 64):
-    """L2-normalised float32 embeddings, shape (len(texts), dim)."""
+    """L2-normalised float32 embeddings, shape (len(texts), dim). Texts the shipped store holds for this very model
+    (``backend.vectors``: the bundled datasets' texts) are read from it; the rest are computed."""
+    import numpy as np
+
+    from backend import vectors
+
+    texts = list(texts)
+    store = vectors.shipped(identity()) if texts else None
+    known = store.lookup(texts) if store is not None else {}
+    if not known:
+        return compute(texts, batch_size)
+    out = np.empty((len(texts), store.vectors.shape[1]), dtype="float32")
+    for i, vector in known.items():
+        out[i] = vector
+    missing = [i for i in range(len(texts)) if i not in known]
+    if missing:
+        out[missing] = compute([texts[i] for i in missing], batch_size)
+    return out
+
+
+def compute(texts: list[str], batch_size: int = 64):
+    """``encode`` by the model itself, never from a store."""
     import numpy as np
 
     if not texts:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import os
+import sys
 import threading
 import time
 import weakref
@@ -31,7 +32,6 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-import litellm
 import tenacity
 from pydantic import BaseModel, Field
 
@@ -44,8 +44,19 @@ from backend.paths import default_cache_dir
 from backend.schema import LLMCall
 
 OFFLINE_MODEL = "offline/reader"
-litellm.suppress_debug_info = True
-litellm.telemetry = False
+
+
+def _litellm():
+    """litellm with the project's providers registered, imported by the first call that needs it: it takes ~2 CPU-s,
+    which a page that only shows results, or a run answered from the reply cache, never pays."""
+    import litellm
+
+    from backend.llm import providers
+
+    litellm.suppress_debug_info = True
+    litellm.telemetry = False
+    providers.register()
+    return litellm
 
 
 class LLMConfig(BaseModel):
@@ -100,10 +111,12 @@ def _transport_failure(exc: BaseException) -> str | None:
 
 
 def classify(exc: BaseException) -> str:
-    e = litellm.exceptions
     text = str(exc).lower()
     if "missing credentials" in text or "api key" in text and "missing" in text:
         return "auth"  # litellm reports a missing OpenAI key as a 500; retrying cannot help
+    if "litellm" not in sys.modules:  # no litellm exception can exist yet: classifying never imports it
+        return "timeout" if isinstance(exc, (TimeoutError, asyncio.TimeoutError)) else "other"
+    e = _litellm().exceptions
     if isinstance(exc, e.InternalServerError) and (transport := _transport_failure(exc.__context__)):
         return transport  # litellm's openai provider reports an unreachable server as a 500 "Connection error."
     for types, kind in ((e.Timeout, "timeout"), (e.RateLimitError, "rate_limit"),
@@ -182,9 +195,6 @@ class LLMClient:
     def __init__(self, config: LLMConfig | None = None, *, cache: CallCache | None = None,
                  api_key: str | None = None, log: CallLog | None = None, method: str | None = None,
                  dataset: str | None = None, question_id: str | None = None):
-        from backend.llm import providers
-
-        providers.register()
         self.config = config or LLMConfig()
         if self.config.cache_mode not in cache_mod.CACHE_MODES:
             raise ValueError(f"cache_mode must be one of {cache_mod.CACHE_MODES}, got {self.config.cache_mode!r}")
@@ -332,7 +342,7 @@ class LLMClient:
 
         def attempt():
             req.attempts += 1
-            return litellm.completion(**req.kwargs)
+            return _litellm().completion(**req.kwargs)
 
         try:
             with self._thread_slots:
@@ -354,7 +364,7 @@ class LLMClient:
             # litellm's timeout covers the HTTP exchange only, not its hop through the loop's executor before it:
             # bound the whole attempt, so no attempt outlives the timeout whatever it waits for
             try:
-                return await asyncio.wait_for(litellm.acompletion(**req.kwargs), self.config.timeout_s)
+                return await asyncio.wait_for(_litellm().acompletion(**req.kwargs), self.config.timeout_s)
             except TimeoutError:
                 raise TimeoutError(f"no reply within the call's timeout of {self.config.timeout_s:g} s") from None
 

@@ -11,10 +11,9 @@ models, endpoints and the *names* of key variables, never a key: the raw text is
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-
-import openai
 
 from backend.llm.client import LLMError, classify, redact
 from backend.schema import MethodResult
@@ -78,13 +77,19 @@ def provider_of(model: str) -> str:
         return model
 
 
+def _is_openai_error(error: object) -> bool:
+    """An openai (so litellm) exception? Only possible once openai is imported: asking never imports it (~1 s)."""
+    openai = sys.modules.get("openai")
+    return openai is not None and isinstance(error, openai.OpenAIError)
+
+
 def classify_failure(error: LLMError | BaseException | str, model: str | None = None) -> Failure:
     """The failure behind ``error``: an ``LLMError``, a litellm exception, or an error text in either stored form
     (``... <model>: <kind>: <message>`` as in ``MethodResult.error``, or ``<kind>: <message>`` as in
     ``LLMCall.error``, then pass ``model``)."""
     if isinstance(error, LLMError):
         kind, message, model, raw = error.kind, error.message, error.model, str(error)
-    elif isinstance(error, openai.OpenAIError):  # litellm's own exception, not passed through the client
+    elif _is_openai_error(error):  # litellm's own exception, not passed through the client
         kind, message, raw = classify(error), str(error), str(error)
     else:
         raw = str(error)

@@ -2,7 +2,7 @@
 (``html``), and the pieces they share with the dashboard (``compare``: the side-by-side comparison; ``palette``:
 the colours).
 
-The names below load their module on first use: ``html`` and ``console`` import litellm (~6 s), and light modules of
+The names below load their module on first use: ``html`` imports plotly and ``console`` rich, and light modules of
 this package (``text``, used by ``validate``) must not pay for that."""
 
 from importlib import import_module

@@ -11,7 +11,10 @@ Datasets (each a folder with ``questions.jsonl``, a ``README.md`` and, when mult
   spammer–hammer and Beta(3, 2) reliability priors over the same question pool;
 * ``scenarios``: BRIDGE/TRD-style FA / FI / FE / RA items (``scenarios``);
 * ``poisonedrag_nq``: PoisonedRAG's NQ questions as an attack set (``poisonedrag``; not one of the app's bundled
-  datasets: ``python -m backend attack --dataset sample_data/poisonedrag_nq``).
+  datasets: ``python -m backend attack --dataset sample_data/poisonedrag_nq``);
+
+and ``vectors/``: the sentence vectors a first look on the bundled datasets needs, computed once
+(``backend.sample.vectors``).
 """
 
 from __future__ import annotations
@@ -67,8 +70,9 @@ def ramdocs_dev(path: Path) -> list[Question]:
     return out
 
 
-def build_sample(out_dir: Path) -> list[str]:
-    """Write every sample dataset under ``out_dir``; return one summary line per dataset."""
+def build_sample(out_dir: Path, vectors: bool = True) -> list[str]:
+    """Write every sample dataset under ``out_dir`` and, unless ``vectors`` is False, their shipped sentence vectors
+    (``vectors/``, ``backend.sample.vectors``: a minute or two of embedding); return one summary line per output."""
     out_dir = Path(out_dir)
     cands = load_candidates(RAW)
     picker = WrongAnswers(cands)
@@ -95,6 +99,13 @@ def build_sample(out_dir: Path) -> list[str]:
         n_docs = sum(len(q.documents) for q in questions)
         lines.append(f"{folder}: {len(questions)} questions, {n_docs} documents"
                      + (f", {len(sources)} sources" if sources else ""))
+    if vectors:
+        from backend.sample.vectors import build_vectors
+
+        from backend.data import BUNDLED
+
+        # the app's datasets only: a first look opens those (the attack set is a command-line input)
+        lines.append(build_vectors(out_dir, [built[name][0] for name in BUNDLED]))
     return lines
 
 
