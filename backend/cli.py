@@ -39,7 +39,7 @@ def _cmd_validate(args: argparse.Namespace) -> int:
 def _cmd_build_sample(args: argparse.Namespace) -> int:
     from backend.sample.build import build_sample
 
-    for line in build_sample(Path(args.out), vectors=not args.no_vectors):
+    for line in build_sample(Path(args.out), vectors=not args.no_vectors, prepared=not args.no_prepared):
         print(line)
     return 0
 
@@ -505,6 +505,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default=str(SAMPLE_DATA), help="output folder (default: sample_data/)")
     p.add_argument("--no-vectors", action="store_true",
                    help="skip the shipped sentence vectors (vectors/: a minute or two of embedding)")
+    p.add_argument("--no-prepared", action="store_true",
+                   help="skip the shipped dataset-level artefacts (prepared/: RA-RAG's stage 1 with the offline model)")
     p.set_defaults(func=_cmd_build_sample)
     p = sub.add_parser("serve-model", help="OpenAI-compatible chat server backed by the offline model")
     p.add_argument("--port", type=int, required=True, help="TCP port (0: any free port, printed at start)")

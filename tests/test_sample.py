@@ -24,13 +24,13 @@ def _files(root: Path) -> dict[str, bytes]:
 @pytest.fixture(scope="module")
 def built(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("sample")
-    lines = build_sample(out, vectors=False)  # the vectors: tests/test_vectors.py
+    lines = build_sample(out, vectors=False, prepared=False)  # tests/test_vectors.py, tests/test_shipped_prepared.py
     assert len(lines) == len(DATASETS)
     return out
 
 
 def test_build_is_byte_identical(built, tmp_path):
-    build_sample(tmp_path, vectors=False)
+    build_sample(tmp_path, vectors=False, prepared=False)
     assert _files(tmp_path) == _files(built)
 
 

@@ -14,7 +14,8 @@ Datasets (each a folder with ``questions.jsonl``, a ``README.md`` and, when mult
   datasets: ``python -m backend attack --dataset sample_data/poisonedrag_nq``);
 
 and ``vectors/``: the sentence vectors a first look on the bundled datasets needs, computed once
-(``backend.sample.vectors``).
+(``backend.sample.vectors``); ``prepared/``: their methods' dataset-level artefacts (RA-RAG's stage 1) with the
+default model and settings (``backend.sample.prepared``).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from backend.data import to_jsonl
+from backend.data import BUNDLED, load_dataset, to_jsonl
 from backend.paths import SAMPLE_DATA
 from backend.sample.multisource import beta_sources, build_multisource, spammer_hammer_sources
 from backend.sample.pools import IDK, WrongAnswers, load_candidates
@@ -70,9 +71,11 @@ def ramdocs_dev(path: Path) -> list[Question]:
     return out
 
 
-def build_sample(out_dir: Path, vectors: bool = True) -> list[str]:
+def build_sample(out_dir: Path, vectors: bool = True, prepared: bool = True) -> list[str]:
     """Write every sample dataset under ``out_dir`` and, unless ``vectors`` is False, their shipped sentence vectors
-    (``vectors/``, ``backend.sample.vectors``: a minute or two of embedding); return one summary line per output."""
+    (``vectors/``, ``backend.sample.vectors``: a minute or two of embedding), unless ``prepared`` is False, their
+    methods' dataset-level artefacts (``prepared/``, ``backend.sample.prepared``: RA-RAG's stage 1, ~30 s); return
+    one summary line per output."""
     out_dir = Path(out_dir)
     cands = load_candidates(RAW)
     picker = WrongAnswers(cands)
@@ -102,10 +105,13 @@ def build_sample(out_dir: Path, vectors: bool = True) -> list[str]:
     if vectors:
         from backend.sample.vectors import build_vectors
 
-        from backend.data import BUNDLED
-
         # the app's datasets only: a first look opens those (the attack set is a command-line input)
         lines.append(build_vectors(out_dir, [built[name][0] for name in BUNDLED]))
+    if prepared:
+        from backend.sample.prepared import build_prepared
+
+        # loaded back from the files just written: the artefacts' keys hash the dataset as users load it
+        lines.append(build_prepared(out_dir, [load_dataset(out_dir / name) for name in BUNDLED]))
     return lines
 
 

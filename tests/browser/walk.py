@@ -66,8 +66,9 @@ def settle(page) -> None:
     code has loaded (Streamlit draws a skeleton until then) and the charts are drawn."""
     page.locator('[data-testid="stApp"][data-test-script-state="notRunning"]').wait_for(timeout=RUN_S * 1000)
     page.get_by_test_id("stSkeleton").first.wait_for(state="detached", timeout=120_000)
-    for chart in page.locator(".js-plotly-plot").all():
-        chart.locator(".main-svg").first.wait_for(state="attached", timeout=60_000)
+    # every chart on the page now: one located before a rerun may be gone after it (waiting on it would never end)
+    page.wait_for_function("() => [...document.querySelectorAll('.js-plotly-plot')]"
+                           ".every(c => c.querySelector('.main-svg'))", timeout=60_000)
 
 
 def exceptions(page) -> list[str]:
