@@ -340,11 +340,16 @@ def _bind(host: str, port: int) -> socket.socket:
     return sock
 
 
+KEEP_ALIVE_S = 75
+
+
 def _config(app: Starlette, log_level: str, access_log: bool):
     import uvicorn
 
+    # keep-alive longer than clients keep idle connections (httpx: 5 s, uvicorn's default too): at equal limits a
+    # client may reuse a connection the server is closing, and the request fails as "Connection error"
     return uvicorn.Config(app, log_level=log_level, access_log=access_log, lifespan="off",
-                          timeout_graceful_shutdown=2, server_header=False)
+                          timeout_graceful_shutdown=2, server_header=False, timeout_keep_alive=KEEP_ALIVE_S)
 
 
 def warm_up() -> float:
