@@ -215,23 +215,44 @@ def _gold_questions(args: argparse.Namespace, ds):
     return questions, {"from": str(args.gold), "analyst": args.gold_analyst, **info}
 
 
+def _batch_problem(args: argparse.Namespace) -> str | None:
+    """What is wrong with the options every batch command (evaluate, attack) shares, or None."""
+    if args.limit is not None and args.limit < 1:
+        return "--limit must be at least 1"
+    if args.concurrency < 1:
+        return "--concurrency must be at least 1"
+    if args.retry_errors and not args.resume:
+        return "--retry-errors needs --resume"
+    return None
+
+
+def _batch_methods(args: argparse.Namespace) -> list[str] | None:
+    """The methods ``--methods`` names (a note for those not implemented); None, after saying why, when none can run."""
+    from backend.methods import UnknownMethod, resolve
+
+    try:
+        names, missing = resolve(args.methods)
+    except UnknownMethod as err:
+        print(f"error: --methods: {err}", file=sys.stderr)
+        return None
+    if not names:
+        print(f"error: --methods {args.methods!r}: none of these is implemented yet", file=sys.stderr)
+        return None
+    if missing:
+        print(f"note: not implemented yet, skipped: {', '.join(missing)}", file=sys.stderr)
+    return names
+
+
 def _cmd_evaluate(args: argparse.Namespace) -> int:
     """Every method on every question: results.jsonl (one row per pair, safe to kill), summary.json, a table."""
     from backend.evaluate import RESULTS, SUMMARY, EvaluationError, evaluate, local_engine
-    from backend.methods import UnknownMethod, resolve
 
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         print(f"error: --out {out}: exists and is not a folder", file=sys.stderr)
         return 2
-    if args.limit is not None and args.limit < 1:
-        print("error: --limit must be at least 1", file=sys.stderr)
-        return 2
-    if args.concurrency < 1:
-        print("error: --concurrency must be at least 1", file=sys.stderr)
-        return 2
-    if args.retry_errors and not args.resume:
-        print("error: --retry-errors needs --resume", file=sys.stderr)
+    if (problem := _batch_problem(args)) is not None:
+        print(f"error: {problem}", file=sys.stderr)
         return 2
     if args.engine != "ray" and (args.ray_address or args.ray_workers):
         print("error: --ray-address and --ray-workers need --engine ray", file=sys.stderr)
@@ -243,16 +264,8 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
         print(f"error: {out / RESULTS} already has results: add --resume to continue them, or choose another "
               "--out", file=sys.stderr)
         return 2
-    try:
-        names, missing = resolve(args.methods)
-    except UnknownMethod as err:
-        print(f"error: --methods: {err}", file=sys.stderr)
+    if (names := _batch_methods(args)) is None:
         return 2
-    if not names:
-        print(f"error: --methods {args.methods!r}: none of these is implemented yet", file=sys.stderr)
-        return 2
-    if missing:
-        print(f"note: not implemented yet, skipped: {', '.join(missing)}", file=sys.stderr)
     ds = _load_or_exit(args.dataset, args.format)
     questions, gold = ds.questions, None
     if args.gold:
@@ -288,7 +301,6 @@ def _cmd_attack(args: argparse.Namespace) -> int:
     """PoisonedRAG-style attacks over a dataset: k passages for a target wrong answer per question; attack success
     rate, accuracy and abstention per method and k."""
     from backend.evaluate import EvaluationError
-    from backend.methods import UnknownMethod, resolve
     from backend.whatif.campaign import attack_dataset
 
     try:
@@ -299,22 +311,14 @@ def _cmd_attack(args: argparse.Namespace) -> int:
     if not ks or ks[0] < 0:
         print("error: --k: give one or more numbers of passages, 0 or more (0: the clean question)", file=sys.stderr)
         return 2
-    if args.limit is not None and args.limit < 1:
-        print("error: --limit must be at least 1", file=sys.stderr)
-        return 2
-    if args.retry_errors and not args.resume:
-        print("error: --retry-errors needs --resume", file=sys.stderr)
+    if (problem := _batch_problem(args)) is not None:
+        print(f"error: {problem}", file=sys.stderr)
         return 2
     if args.source and args.placement != "one_source":
         print("error: --source needs --placement one_source", file=sys.stderr)
         return 2
-    try:
-        names, missing = resolve(args.methods)
-    except UnknownMethod as err:
-        print(f"error: --methods: {err}", file=sys.stderr)
+    if (names := _batch_methods(args)) is None:
         return 2
-    if missing:
-        print(f"note: not implemented yet, skipped: {', '.join(missing)}", file=sys.stderr)
     ds = _load_or_exit(args.dataset, args.format)
     questions = ds.questions[: args.limit] if args.limit else ds.questions
     runner = _runner(args, ds)

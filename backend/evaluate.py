@@ -30,7 +30,7 @@ from pydantic import ValidationError
 
 from backend.methods.base import run_sync
 from backend.schema import Dataset, MethodResult, Question
-from backend.scoring import (accuracy, count_folds, precision_recall_f1, predicted, risk_fold, risk_metrics,
+from backend.scoring import (accuracy, count_folds, precision_recall_f1, refused, risk_fold, risk_metrics,
                              strict_em)
 
 RESULTS = "results.jsonl"
@@ -245,10 +245,6 @@ def _pct(k: int, n: int) -> float | None:
     return round(100 * k / n, 2) if n else None
 
 
-def _refused(r: MethodResult) -> bool:
-    return r.abstained or not predicted(r.answers)
-
-
 def _unanswerable(q: Question) -> bool:
     """Labelled unanswerable by an analyst (``backend.labels.gold``): abstaining is the right answer."""
     return bool(q.meta.get("unanswerable")) and not q.gold_answers
@@ -262,13 +258,13 @@ def _scores(pairs: list[tuple[Question, MethodResult]]) -> dict[str, Any]:
     gold = [(q, r) for q, r in ok if q.gold_answers or _unanswerable(q)]
     prf = [precision_recall_f1(r.answers, q.gold_answers) for q, r in gold if q.gold_answers]
     return {"n": len(pairs), "errors": len(pairs) - len(ok), "scored": len(gold),
-            "accuracy": _pct(sum(accuracy(r.answers, q.gold_answers) if q.gold_answers else _refused(r)
+            "accuracy": _pct(sum(accuracy(r.answers, q.gold_answers) if q.gold_answers else refused(r)
                                  for q, r in gold), len(gold)),
             "strict_em": _pct(sum(strict_em(r.answers, q.gold_answers, q.wrong_answers) if q.gold_answers
-                                  else _refused(r) for q, r in gold), len(gold)),
+                                  else refused(r) for q, r in gold), len(gold)),
             "precision": _mean([100 * p for p, _, _ in prf], 2), "recall": _mean([100 * r for _, r, _ in prf], 2),
             "f1": _mean([100 * f for _, _, f in prf], 2),
-            "refusal_rate": _pct(sum(_refused(r) for _, r in ok), len(ok))}
+            "refusal_rate": _pct(sum(refused(r) for _, r in ok), len(ok))}
 
 
 def _slices(q: Question) -> dict[str, list[str]]:

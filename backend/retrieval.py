@@ -470,8 +470,10 @@ class Retriever:
         return self.search_many([query], k, source, exclude_question)[0]
 
     def search_many(self, queries: Sequence[str], k: int = 3, source: str | None = None,
-                    exclude_question: str | None = None) -> list[list[Hit]]:
-        """:meth:`search` for several queries at once: one embedding pass and one index query for all."""
+                    exclude_question: str | None = None, query_vectors: Sequence[Any] | None = None
+                    ) -> list[list[Hit]]:
+        """:meth:`search` for several queries at once: one embedding pass and one index query for all.
+        ``query_vectors``: the queries' embeddings when the caller has them already (``whatif.overlay``)."""
         if k < 1:
             raise ValueError(f"k must be at least 1, got {k}")
         if not queries:
@@ -487,7 +489,7 @@ class Retriever:
         where = clauses[0] if len(clauses) == 1 else ({"$and": clauses} if clauses else None)
         if self.count() == 0:
             return [[] for _ in queries]
-        vectors = self._ef(list(queries))
+        vectors = list(query_vectors) if query_vectors is not None else self._ef(list(queries))
         result = self._call("query", self._collection.query, query_embeddings=vectors, n_results=k,
                             where=where, include=["documents", "metadatas", "distances"])
         return [

@@ -60,6 +60,11 @@ def predicted(answers: list[str]) -> list[str]:
     return out
 
 
+def refused(result: MethodResult) -> bool:
+    """The method abstained or gave no answer that counts (``predicted``): an abstention for every metric."""
+    return result.abstained or not predicted(result.answers)
+
+
 def counted_wrong(gold: list[str], wrong: list[str], match: Callable[[str, str], bool] = contains_match
                   ) -> list[str]:
     """The wrong answers that count: those that ``match`` a gold answer are dropped (module docstring)."""

@@ -37,7 +37,7 @@ from backend.answers import contains_match
 from backend.sample.pools import is_name, mentions, perturb_number, question_keys, substitute
 from backend.schema import Dataset, DocLabel, MethodResult, Question
 from backend.schema.base import StrictModel
-from backend.scoring import predicted
+from backend.scoring import predicted, refused
 from backend.whatif.edits import AddDocument, apply_edits
 
 Placement = Literal["spread", "one_source"]
@@ -150,7 +150,7 @@ def outcome(result: MethodResult, q: Question, target: str) -> Outcome:
     answers = predicted(result.answers)
     return Outcome(succeeded=any(contains_match(a, target) for a in answers),
                    correct=any(contains_match(a, g) for a in answers for g in q.gold_answers),
-                   abstained=result.abstained or not answers)
+                   abstained=refused(result))
 
 
 def poison(q: Question, plan: AttackPlan, k: int, placement: Placement = "spread",

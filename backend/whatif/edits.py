@@ -14,7 +14,7 @@ import hashlib
 import json
 from typing import Annotated, Literal, Union
 
-from pydantic import Field, field_validator
+from pydantic import Field, TypeAdapter, field_validator
 
 from backend.sample.pools import mentions, substitute
 from backend.schema import DocLabel, Document, Question
@@ -144,10 +144,11 @@ def _same(a: str, b: str) -> bool:
     return " ".join(a.lower().split()) == " ".join(b.lower().split())
 
 
-def _parse(data) -> Edit:
-    from pydantic import TypeAdapter
+_EDIT = TypeAdapter(Edit)
 
-    return TypeAdapter(Edit).validate_python(data)
+
+def _parse(data) -> Edit:
+    return _EDIT.validate_python(data)
 
 
 def parse_edits(data: list) -> list[Edit]:

@@ -19,6 +19,7 @@ from backend.llm.client import LLMConfig
 from backend.methods.base import run_sync
 from backend.schema import MethodResult, Question
 from backend.schema.base import StrictModel
+from backend.scoring import refused
 from backend.whatif.compare import answer_set
 from backend.whatif.edits import RemoveDocuments, apply_edits
 
@@ -39,17 +40,13 @@ def estimate_calls(base: dict[str, MethodResult], documents: int) -> int:
     return documents * sum(len(r.calls) for r in base.values())
 
 
-def _refused(r: MethodResult) -> bool:
-    return r.abstained or not answer_set(r.answers)
-
-
 def flip_of(before: MethodResult, after: MethodResult) -> Flip | None:
     """How leaving a document out changed a method's outcome (None: no change; errors are not flips)."""
     if before.error or after.error:
         return None
-    if _refused(before) != _refused(after):
-        return "keep→abstain" if _refused(after) else "abstain→keep"
-    if not _refused(after) and answer_set(before.answers) != answer_set(after.answers):
+    if refused(before) != refused(after):
+        return "keep→abstain" if refused(after) else "abstain→keep"
+    if not refused(after) and answer_set(before.answers) != answer_set(after.answers):
         return "answer"
     return None
 
@@ -116,7 +113,7 @@ async def aleave_one_out(runner, question: Question, methods: list[str],
     rows = await asyncio.gather(*(ablate(d) for d in docs))
     return Influence(question_id=question.id, methods=list(methods), documents=docs,
                      base={m: base[m].answers for m in methods},
-                     base_abstained={m: _refused(base[m]) for m in methods},
+                     base_abstained={m: refused(base[m]) for m in methods},
                      cells=[c for row in rows for c in row])
 
 

@@ -40,11 +40,12 @@ class EditedQuestionRetriever:
             raise NotImplementedError("an edited question's retriever leaves out only that question's documents")
         if not queries:
             return []
-        base = self.base.search_many(queries, k, source, exclude_question=self.original)
+        vectors = self.base._ef(list(queries))   # once, for the index and for the edited documents
+        base = self.base.search_many(queries, k, source, exclude_question=self.original, query_vectors=vectors)
         own = [(i, d) for i, d in enumerate(self._own.values()) if source is None or d.source_name == source]
         if exclude_question is not None or not own:
             return [_ranked(hits, k) for hits in base]
-        scores = _unit(np.asarray(self.base._ef(list(queries)), dtype=np.float32)) @ self._own_vectors().T
+        scores = _unit(np.asarray(vectors, dtype=np.float32)) @ self._own_vectors().T
         out = []
         for row, hits in zip(scores, base):
             mine = [Hit(rank=0, doc_id=d.id, question_id=self.question.id, source=d.source_name, text=d.text,

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import streamlit as st
@@ -16,8 +16,7 @@ from backend.paths import default_cache_dir
 from backend.schema import Question
 from backend.whatif.campaign import attack_dataset
 from components.attack import Attack, open_attack
-from components.session.evaluations import out_folder
-from components.session.jobs import Timed
+from components.session.evaluations import BatchJob, out_folder
 from components.session.runs import runner
 from components.session.state import Selection
 
@@ -31,7 +30,7 @@ def attacks_root() -> Path:
 
 
 @dataclass
-class AttackJob(Timed):
+class AttackJob(BatchJob):
     dataset: str
     questions: list[Question]
     methods: list[str]
@@ -40,28 +39,13 @@ class AttackJob(Timed):
     source: str | None
     out_dir: Path
     resume: bool = False
-    phase: str = "Starting"
-    unit: str = "attacked question"
-    done: int = 0
-    total: int = 0
     attack: Attack | None = None
-    error: str | None = None
-    thread: threading.Thread | None = None
-
-    def progress(self, phase: str, unit: str):
-        def update(done: int, total: int) -> None:
-            self.phase, self.unit, self.done, self.total = phase, unit, done, total
-        return update
+    unit: str = field(default="attacked question", kw_only=True)
 
 
 def _work(job: AttackJob, run) -> None:
     try:
-        for name in job.methods:  # dataset-level preparation first (RA-RAG's stage 1), with its own progress
-            if run.prepare_key(name) is not None and run.prepared(name) is None:
-                try:
-                    run.prepare(name, on_progress=job.progress(run.method(name).prepare_label, "call"))
-                except Exception:  # noqa: BLE001 - the run reports it as this method's error, row by row
-                    pass
+        job.prepare_first(run, job.methods)
         attack_dataset(run, job.questions, job.methods, job.out_dir, ks=job.ks, placement=job.placement,
                        source=job.source, resume=job.resume,
                        on_progress=job.progress("Attacking", "attacked question"))

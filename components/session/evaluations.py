@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
@@ -25,23 +25,40 @@ JOB_KEY = "evaluate.job"
 
 
 @dataclass
-class EvaluationJob(Timed):
-    dataset: Dataset
-    questions: list[Question]
-    methods: list[str]
-    out_dir: Path
-    phase: str = "Starting"
-    unit: str = "question"
-    done: int = 0
-    total: int = 0
-    evaluation: Evaluation | None = None
-    error: str | None = None
-    thread: threading.Thread | None = None
+class BatchJob(Timed):
+    """A dataset-wide job on a session-owned thread (an evaluation, an attack): its phase and progress, polled by the
+    page, and its error. Fields are keyword-only so each kind adds its own before them."""
+
+    phase: str = field(default="Starting", kw_only=True)
+    unit: str = field(default="question", kw_only=True)
+    done: int = field(default=0, kw_only=True)
+    total: int = field(default=0, kw_only=True)
+    error: str | None = field(default=None, kw_only=True)
+    thread: threading.Thread | None = field(default=None, kw_only=True)
 
     def progress(self, phase: str, unit: str):
         def update(done: int, total: int) -> None:
             self.phase, self.unit, self.done, self.total = phase, unit, done, total
         return update
+
+    def prepare_first(self, run, methods: list[str]) -> None:
+        """Dataset-level preparation (RA-RAG's stage 1) before the batch, with its own progress; a failure is left to
+        the batch, which reports it as that method's error in every row."""
+        for name in methods:
+            if run.prepare_key(name) is not None and run.prepared(name) is None:
+                try:
+                    run.prepare(name, on_progress=self.progress(run.method(name).prepare_label, "call"))
+                except Exception:  # noqa: BLE001 - reported by the batch, row by row
+                    pass
+
+
+@dataclass
+class EvaluationJob(BatchJob):
+    dataset: Dataset
+    questions: list[Question]
+    methods: list[str]
+    out_dir: Path
+    evaluation: Evaluation | None = None
 
 
 def out_folder(dataset: str, root: Path | None = None, kind: str = "evaluations") -> Path:
@@ -57,12 +74,7 @@ def out_folder(dataset: str, root: Path | None = None, kind: str = "evaluations"
 
 def _work(job: EvaluationJob, run) -> None:
     try:
-        for name in job.methods:  # dataset-level preparation first (RA-RAG's stage 1), with its own progress
-            if run.prepare_key(name) is not None and run.prepared(name) is None:
-                try:
-                    run.prepare(name, on_progress=job.progress(run.method(name).prepare_label, "call"))
-                except Exception:  # noqa: BLE001 - the run reports it as this method's error
-                    pass
+        job.prepare_first(run, job.methods)
         summary = evaluate(run, job.questions, job.methods, job.out_dir,
                            on_progress=job.progress("Evaluating", "question"))
         results, _ = load_results(job.out_dir / RESULTS)
