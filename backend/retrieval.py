@@ -8,8 +8,10 @@ re-embedding), and deletes documents that left the dataset. The index is kept on
 once per cache folder; the bundled datasets' texts are not embedded at all: ``backend.embeddings.encode`` reads their
 shipped vectors (``backend.vectors``).
 
-Only text and routing metadata reach the index: ``question_id``, ``source`` (``Document.source_name``)
-and ``content_hash``. Labels, gold/wrong answers and source reliabilities are never stored, and the
+Only vectors and routing metadata reach the index: ``question_id``, ``source`` (``Document.source_name``)
+and ``content_hash``. The document text is not stored: a hit's text comes from the dataset, and chromadb's
+full-text index over stored documents (which nothing here queries) was more than half of every build's cost
+(1.4 of 2.5 CPU-s for multisource's 3,326 documents; benchmarks/index_build.py). Labels, gold/wrong answers and source reliabilities are never stored, and the
 retriever never reads them. :meth:`Retriever.evidence` and :meth:`Retriever.document` hand back the
 dataset's own ``Document`` objects, so a retriever built on a full dataset returns labelled documents
 (for the dashboard's truth overlays) and one built on ``strip_truth(dataset)`` returns stripped ones
@@ -402,7 +404,6 @@ class Retriever:
                     for start in range(0, len(ids), step):
                         part = ids[start:start + step]
                         self._call("upsert", self._collection.upsert, ids=part, embeddings=rows[start:start + step],
-                                   documents=[self._docs[i][1].text for i in part],
                                    metadatas=[self._metadata(*self._docs[i]) for i in part])
                     ids, rows = [], []
                 done += len(chunk_ids)
@@ -491,13 +492,12 @@ class Retriever:
             return [[] for _ in queries]
         vectors = list(query_vectors) if query_vectors is not None else self._ef(list(queries))
         result = self._call("query", self._collection.query, query_embeddings=vectors, n_results=k,
-                            where=where, include=["documents", "metadatas", "distances"])
+                            where=where, include=["metadatas", "distances"])
         return [
             [Hit(rank=rank, doc_id=doc_id, question_id=str(meta["question_id"]), source=str(meta["source"]),
-                 text=text, score=float(1.0 - dist))
-             for rank, (doc_id, text, meta, dist) in enumerate(zip(ids, texts, metas, distances), start=1)]
-            for ids, texts, metas, distances in zip(result["ids"], result["documents"], result["metadatas"],
-                                                    result["distances"])
+                 text=self._docs[doc_id][1].text, score=float(1.0 - dist))
+             for rank, (doc_id, meta, dist) in enumerate(zip(ids, metas, distances), start=1)]
+            for ids, metas, distances in zip(result["ids"], result["metadatas"], result["distances"])
         ]
 
     def document(self, doc_id: str) -> Document:

@@ -1,14 +1,22 @@
-"""Load, in the background, what the first run of methods will need: the embedding model and chromadb (~1.2 CPU-s;
-every run of all methods: BRIDGE searches the index), ROUGE-L's rouge_score + nltk (~1 CPU-s: counterfactual
-prompting's answer match) and litellm (~2 CPU-s: any model call not answered from the reply cache).
+"""Load, in the background, what the first run of methods will need: the embedding model and chromadb (~0.6 CPU-s;
+every run of all methods: BRIDGE searches the index), ROUGE-L's rouge_score + nltk (~0.3 CPU-s: counterfactual
+prompting's answer match; backend.imports) and litellm (~1.8 CPU-s: any model call not answered from the reply
+cache).
 
 The app starts it once per process after drawing its first page, so these loads overlap the time a user spends
 choosing a dataset and a question instead of adding to the first Inspect result; no page's first render waits for
 them. A failure here is ignored: the run that needs the library reports it.
+
+The loads create ~500,000 long-lived objects, and Python's collector walks all of them in every full collection:
+several during these loads (3.2 instead of 2.3 CPU-s; benchmarks/import_cost.py), and more while the first run
+allocates, all holding the GIL. So the collector is paused while they load, and then everything loaded so far is
+frozen (``gc.freeze``: module-level objects that live as long as the process), so later collections walk only what
+runs create.
 """
 
 from __future__ import annotations
 
+import gc
 import threading
 
 _lock = threading.Lock()
@@ -35,11 +43,16 @@ def _litellm() -> None:
 
 
 def _load() -> None:
-    for step in (_embedding_model, _rouge, _litellm):  # in the order a run answered from the reply cache needs them
-        try:
-            step()
-        except Exception:  # noqa: BLE001 - the run that needs it reports the failure
-            pass
+    gc.disable()
+    try:
+        for step in (_embedding_model, _rouge, _litellm):  # in the order a run answered from the reply cache needs them
+            try:
+                step()
+            except Exception:  # noqa: BLE001 - the run that needs it reports the failure
+                pass
+    finally:
+        gc.freeze()
+        gc.enable()
 
 
 def start() -> None:

@@ -8,7 +8,8 @@ Per dataset it starts ``streamlit run app.py`` on a free loopback port with a fr
 ``CONFLICTLENS_CACHE_DIR`` (a cold start: no model-call cache, no retrieval index, no RA-RAG stage 1), opens the
 app in Debian's Chromium (Playwright), picks the dataset in the sidebar as a user does (on the Model calls page,
 which runs nothing), opens Inspect, and waits for the full result: the download button that Inspect draws only
-once every method's column is in, not stale, the app idle. Then it switches to the next questions in the sidebar
+once every method's column is in, not stale, the app idle, and the page drawn (no element loading, every chart
+rendered). Once the browser is quiet (no long task for 300 ms, untimed), it switches to the next questions in the sidebar
 (process warm: model loaded, index built, stage 1 done; their replies not cached) and times each until that
 question's full result shows. Beside each wall time it reports the server's CPU seconds, which other processes
 on the machine hardly inflate. ``--warm-disk`` also restarts the server on the same cache folder (a returning user:
@@ -43,15 +44,24 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-
 DONE = "Download this inspection as HTML"  # Inspect draws it under the columns once every method is in
 TIMEOUT_S = 900
 
-#: True when the main area shows ``text`` and a download button that is not stale, and the app is not running.
+#: True when the main area shows ``text`` and a download button that is not stale, the app is not running, and
+#: everything is drawn: no element still loading its code (Streamlit's skeleton) and every plotly chart rendered.
+#: The check runs on the page's main thread, so it cannot pass while the browser is still busy rendering.
 _FULL_RESULT_JS = """(text) => {
     const main = document.querySelector('[data-testid="stMain"]') || document.body;
     if (text && !main.innerText.includes(text)) return false;
     const fresh = [...main.querySelectorAll('[data-testid="stDownloadButton"]')]
         .filter(b => !b.closest('[data-stale="true"]') && b.innerText.includes(%s));
     const running = document.querySelector('[data-testid="stStatusWidget"]');
-    return fresh.length > 0 && !running;
+    const loading = document.querySelector('[data-testid="stSkeleton"]');
+    const charts = [...main.querySelectorAll('[data-testid="stPlotlyChart"]')];
+    return fresh.length > 0 && !running && !loading && charts.every(c => c.querySelector('.main-svg'));
 }""" % json.dumps(DONE)
+#: Records when the browser's last long task (≥ 50 ms of main-thread work) ended, from the page's first script on.
+_LONG_TASKS_JS = """(() => { window.__longTaskEnd = 0; new PerformanceObserver(list => { for (const e of list.getEntries())
+    window.__longTaskEnd = Math.max(window.__longTaskEnd, e.startTime + e.duration); })
+    .observe({type: 'longtask', buffered: true}); })()"""
+QUIET_MS = 300
 
 
 def _free_port() -> int:
@@ -123,6 +133,13 @@ def _wait_full_result(page, question_text: str = "") -> None:
     page.wait_for_function(_FULL_RESULT_JS, arg=question_text, timeout=TIMEOUT_S * 1000, polling=100)
 
 
+def _wait_quiet(page) -> None:
+    """Until the browser has done no long task for QUIET_MS: a user's next click lands on a page that is done, and
+    a switch is not charged for the previous result's last rendering (untimed)."""
+    page.wait_for_function(f"() => performance.now() - window.__longTaskEnd > {QUIET_MS}", timeout=60_000,
+                           polling=50)
+
+
 def _open_on_dataset(page, url: str, dataset: str) -> None:
     """As a user: open the app on Model calls (runs nothing), choose the dataset, then Inspect."""
     page.goto(f"{url}/calls", timeout=TIMEOUT_S * 1000)
@@ -157,6 +174,7 @@ def _pick_question(page, index: int) -> None:
 def _first_result(browser, url: str, dataset: str, question_text: str):
     """A new browser context on the dataset, waited on until the first question's full result shows; the page."""
     context = browser.new_context(viewport={"width": 1600, "height": 1400})
+    context.add_init_script(_LONG_TASKS_JS)
     page = context.new_page()
     _open_on_dataset(page, url, dataset)
     _wait_full_result(page, question_text)
@@ -176,12 +194,14 @@ def measure(browser, dataset: str, switches: int, warm_disk: bool, root: Path = 
             out["cold_cpu_s"] = round(_cpu_s(proc.pid), 2)
             times, cpu = [], []
             for i in range(1, len(questions)):
+                _wait_quiet(page)
                 t0, c0 = time.perf_counter(), _cpu_s(proc.pid)
                 _pick_question(page, i)
                 _wait_full_result(page, questions[i][1])
                 times.append(round(time.perf_counter() - t0, 2))
                 cpu.append(round(_cpu_s(proc.pid) - c0, 2))
             out["switch_cpu_s"] = cpu
+            _wait_quiet(page)
             t0 = time.perf_counter()  # back to the first question: this session already has its results
             _pick_question(page, 0)
             _wait_full_result(page, questions[0][1])

@@ -135,6 +135,7 @@ def test_index_holds_no_truth_and_stripped_dataset_shares_it(tmp_path, encode_ca
         r.build()
         stored = r._collection.get(include=["metadatas", "documents"])
         assert all(set(m) == set(METADATA_KEYS) for m in stored["metadatas"])
+        assert stored["documents"] == [None] * len(stored["ids"])  # texts stay in the dataset (no full-text index)
         dumped = json.dumps(stored["metadatas"]) + json.dumps(r._collection.metadata)
         for truth in ("Melville", "Lyon", "misinfo", "noise", "correct", "100 degrees"):
             assert truth not in dumped

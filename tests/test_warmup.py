@@ -8,7 +8,7 @@ import sys
 from tests.conftest import ROOT
 
 SCRIPT = """
-import sys, threading
+import gc, sys, threading
 from backend import warmup
 from backend import embeddings
 assert not {'litellm', 'rouge_score', 'chromadb'} & set(sys.modules)
@@ -19,6 +19,8 @@ loads[0].join(120)
 from backend.methods.counterfactual.parse import _rouge
 assert {'litellm', 'rouge_score', 'chromadb'} <= set(sys.modules)
 assert _rouge.cache_info().currsize == 1 and embeddings._models, 'the scorer and the embedding model are loaded'
+assert gc.isenabled() and gc.get_freeze_count() > 100_000, 'the collector is back on, the loaded modules frozen'
+assert not {'scipy', 'sklearn'} & set(sys.modules), "nltk's optional extras stay unloaded (backend.imports)"
 print('ok')
 """
 

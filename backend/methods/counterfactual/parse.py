@@ -11,6 +11,7 @@ import unicodedata
 from functools import lru_cache
 
 from backend.answers import normalize, token_f1
+from backend.imports import without_optional
 from backend.schema import CFMatch, CFReply
 
 #: The released code's refusal phrases (``deal_prediction_with_evidence``), plus [ours] "don't know" / "do not
@@ -72,7 +73,8 @@ def parse_reply(raw: str | None, n_passages: int, refusal_scope: str = "output")
 
 @lru_cache(maxsize=1)
 def _rouge():
-    from rouge_score import rouge_scorer
+    with without_optional("scipy", "sklearn"):  # nltk's eager extras, unused by its Porter stemmer: backend.imports
+        from rouge_score import rouge_scorer
 
     return rouge_scorer.RougeScorer(["rougeL"], use_stemmer=True)
 
