@@ -14,7 +14,8 @@ through ``backend.scoring``, so a summary can be recomputed at any time from the
 Resuming (``resume=True``) skips the pairs that already have a row; a pair whose row has an ``error`` is run again
 only with ``retry_errors=True``, and its new row supersedes the old one (``load_results``: the last row of a pair
 wins). A half-written last line (a kill mid-write) is cut off and reported in the summary's ``notes``, never
-dropped silently; an unreadable line elsewhere is reported too and its pair run again.
+dropped silently; an unreadable line elsewhere is reported too and its pair run again. One run at a time writes a
+folder: a second one (another process or app session) is refused with ``EvaluationError`` while the first runs.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from filelock import FileLock, Timeout
 from pydantic import ValidationError
 
 from backend.methods.base import run_sync
@@ -35,6 +37,7 @@ from backend.scoring import (accuracy, count_folds, precision_recall_f1, refused
 
 RESULTS = "results.jsonl"
 SUMMARY = "summary.json"
+LOCK = ".lock"  # held while a run writes the folder (run_pairs)
 #: The keep-everything reference whose answer labels another method's abstentions (``scoring.risk_fold``).
 REFERENCE = "vanilla_rag"
 
@@ -200,6 +203,24 @@ def run_pairs(runner, questions: list[Question], methods: list[str], out: Path, 
     if concurrency < 1:
         raise EvaluationError("concurrency must be at least 1")
     out.mkdir(parents=True, exist_ok=True)
+    # One run per folder at a time (another process, or another session of the app): two would both run the
+    # pending pairs and append duplicate rows. An OS lock, so a killed run (kill -9) leaves no stale lock behind.
+    lock = FileLock(out / LOCK)
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        raise EvaluationError(f"{out}: another run is writing to this folder; wait for it to end (its progress is in "
+                              f"{RESULTS}) or choose another folder") from None
+    try:
+        return _run_pending(runner, questions, methods, out, resume, retry_errors, concurrency, on_progress, engine,
+                            extra)
+    finally:
+        lock.release()
+
+
+def _run_pending(runner, questions: list[Question], methods: list[str], out: Path, resume: bool, retry_errors: bool,
+                 concurrency: int, on_progress: Progress | None, engine: Engine,
+                 extra: Callable[[str], dict[str, Any]] | None) -> tuple[dict[Pair, MethodResult], list[str]]:
     path = out / RESULTS
     dataset, model = runner.dataset.name, runner.llm.model
     notes: list[str] = []

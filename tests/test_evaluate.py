@@ -56,6 +56,8 @@ def test_killed_run_resumes_to_one_row_per_pair(tmp_path):
     assert proc.returncode == -signal.SIGKILL
     killed_lines = results.read_bytes().count(b"\n")
     assert 6 <= killed_lines < 60
+    # the killed run held the folder's lock (it was writing rows); an OS lock goes with its process, so the resume
+    # below is not refused
 
     again = _cli(*args, "--out", str(out))  # without --resume an existing results file is refused
     assert again.returncode == 2 and "--resume" in again.stderr
@@ -218,3 +220,24 @@ def test_runner_works_out_of_the_box(tiny):
     with scripted(_script()):
         result = Runner(tiny, llm=LLMConfig(model="scripted/x")).run(tiny.questions[0], ["vanilla_rag"])
     assert result["vanilla_rag"].answers == ["Ann"]
+
+
+def test_a_second_run_on_a_folder_being_written_is_refused(tiny, tmp_path):
+    """Another process (or app session) writing the folder holds its lock: a run there is refused, not doubled."""
+    from filelock import FileLock
+
+    from backend.evaluate import LOCK
+
+    out = tmp_path / "out"
+    out.mkdir()
+    with FileLock(out / LOCK):
+        with pytest.raises(EvaluationError, match="another run is writing to this folder"):
+            evaluate(_runner(tiny), tiny.questions, METHODS, out)
+        assert not (out / "results.jsonl").exists()
+        refused = _cli("--dataset", str(tiny.path), "--methods", "no_rag", "--out", str(out), "--resume",
+                       "--cache-dir", str(tmp_path / "cache"), timeout=300)
+        assert refused.returncode == 2 and "another run is writing to this folder" in refused.stderr
+    with scripted(_script()):
+        summary = evaluate(_runner(tiny), tiny.questions, METHODS, out)  # once released
+    assert summary["complete"] and _pairs(out / "results.jsonl") == {(q.id, m): 1 for q in tiny.questions
+                                                                      for m in METHODS}
