@@ -126,7 +126,8 @@ def _apply_one(docs: list[Document], edit: Edit, question: Question) -> list[Doc
 def apply_edits(question: Question, edits: list[Edit], tag: str | None = None) -> Question:
     """A new question: ``question`` with ``edits`` applied in order (``question`` itself is left as it was).
     Editing an edited question adds to its edits; the id is ``<original id>~<tag>``, the tag by default a hash of
-    all the edits (an attack names its own: ``attack-k3``)."""
+    all the edits (an attack names its own: ``attack-k3``, and ``attack-k3-edit-<hash of all the edits>`` on a
+    question edited before)."""
     if not edits:
         return question
     before = list(question.meta.get(EDITS, []))
@@ -136,8 +137,10 @@ def apply_edits(question: Question, edits: list[Edit], tag: str | None = None) -
         docs = _apply_one(docs, edit, question)
     orig = original_id(question)
     meta = {**question.meta, EDITED_FROM: orig, EDITS: [e.model_dump(mode="json") for e in all_edits]}
-    return question.model_copy(update={"id": f"{orig}~{tag or edit_tag(all_edits)}", "documents": docs, "meta": meta},
-                               deep=True)
+    suffix = tag or edit_tag(all_edits)
+    if tag and before:  # e.g. an attack on an edited question: not the id of the same attack on the original
+        suffix = f"{tag}-{edit_tag(all_edits)}"
+    return question.model_copy(update={"id": f"{orig}~{suffix}", "documents": docs, "meta": meta}, deep=True)
 
 
 def _same(a: str, b: str) -> bool:

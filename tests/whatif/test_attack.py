@@ -32,6 +32,18 @@ def test_an_attack_with_k_passages_adds_exactly_k_documents_stating_the_target(r
     assert attacked.documents[k:] == q.documents and len(q.documents) == 3   # the original is untouched
 
 
+def test_an_attack_on_an_edited_question_keeps_the_edit_in_its_id(ramdocs):
+    from backend.whatif.edits import RemoveDocuments, apply_edits
+
+    q = ramdocs.question("@1")
+    edited = apply_edits(q, [RemoveDocuments(ids=[q.documents[-1].id])])
+    plan = plan_attack(edited, ramdocs)
+    attacked, plain = poison(edited, plan, 3), poison(q, plan_attack(q, ramdocs), 3)
+    assert attacked.id.startswith(f"{q.id}~attack-k3-edit-") and attacked.id != plain.id
+    assert len(attacked.meta["edits"]) == 1 + 3 and attacked.meta["edited_from"] == q.id
+    assert attacked.id == poison(edited, plan, 3).id   # the same edits, the same id (a re-run finds its cache)
+
+
 def test_one_source_placement_puts_every_passage_in_one_named_source(ramdocs):
     q = ramdocs.question("@2")
     plan = plan_attack(q, ramdocs)
