@@ -392,7 +392,7 @@ def _cmd_serve_model(args: argparse.Namespace) -> int:
         settings = ServerSettings(host=args.host or "127.0.0.1", port=args.port, model_name=args.model_name,
                                   latency_ms=args.latency_ms, fail_rate=args.fail_rate, garbage_rate=args.garbage_rate,
                                   hang_rate=args.hang_rate, fail_first=args.fail_first, seed=args.seed,
-                                  hang_s=args.hang_s)
+                                  hang_s=args.hang_s, reply_text=args.reply_text)
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
@@ -523,6 +523,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--hang-rate", type=float, default=0.0, help="fraction of requests that hang (see --hang-s)")
     p.add_argument("--hang-s", type=float, default=3600.0, help="how long a hanging request sleeps")
     p.add_argument("--seed", type=int, default=0, help="seed of the (deterministic) fault decisions")
+    p.add_argument("--reply-text", default=None, metavar="TEXT",
+                   help="answer every request (but the faults) with this text instead of the offline model's")
     p.add_argument("--no-warmup", action="store_true", help="do not load the reader before serving")
     p.add_argument("--request-log", metavar="FILE", default=None,
                    help="append one JSON line per chat request as it ends: number, arrival and end times, fault, "

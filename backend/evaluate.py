@@ -23,7 +23,8 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +38,7 @@ from backend.scoring import (accuracy, count_folds, precision_recall_f1, refused
 
 RESULTS = "results.jsonl"
 SUMMARY = "summary.json"
-LOCK = ".lock"  # held while a run writes the folder (run_pairs)
+LOCK = ".lock"  # held while a run writes the folder (folder_lock)
 #: The keep-everything reference whose answer labels another method's abstentions (``scoring.risk_fold``).
 REFERENCE = "vanilla_rag"
 
@@ -179,11 +180,12 @@ def evaluate(runner, questions: list[Question], methods: list[str], out_dir: str
     recorded in the summary. Raises ``EvaluationError`` for an unusable ``out_dir`` or a Ray cluster whose workers
     cannot start."""
     out = Path(out_dir)
-    results, notes = run_pairs(runner, questions, methods, out, resume=resume, retry_errors=retry_errors,
-                               concurrency=concurrency, on_progress=on_progress, engine=engine)
-    summary = summarize(runner.dataset, results, methods=methods, questions=questions, model=runner.llm.model,
-                        notes=notes, gold=gold)
-    write_json(out / SUMMARY, summary)
+    with folder_lock(out):
+        results, notes = run_pairs(runner, questions, methods, out, resume=resume, retry_errors=retry_errors,
+                                   concurrency=concurrency, on_progress=on_progress, engine=engine)
+        summary = summarize(runner.dataset, results, methods=methods, questions=questions, model=runner.llm.model,
+                            notes=notes, gold=gold)
+        write_json(out / SUMMARY, summary)
     return summary
 
 
@@ -198,22 +200,32 @@ def run_pairs(runner, questions: list[Question], methods: list[str], out: Path, 
     """The resumable part of a run (``evaluate``'s, shared by ``backend.whatif.campaign``): every pending
     (question, method) pair through ``engine``, one row each appended to ``out/results.jsonl``; returns every row's
     result (old and new) and notes on anything read or repaired. ``extra(question id)``: more fields for each row."""
-    if out.exists() and not out.is_dir():
-        raise EvaluationError(f"{out}: exists and is not a folder")
     if concurrency < 1:
         raise EvaluationError("concurrency must be at least 1")
+    with folder_lock(out):
+        return _run_pending(runner, questions, methods, out, resume, retry_errors, concurrency, on_progress, engine,
+                            extra)
+
+
+@contextmanager
+def folder_lock(out: Path) -> Iterator[None]:
+    """Create ``out`` if needed and hold its lock for the block: one run at a time writes a folder (another process,
+    or another session of the app, would run the pending pairs too and append duplicate rows, or rewrite the settings
+    of a running attack). Re-entrant in one thread (``run_pairs`` inside ``evaluate``). An OS lock (flock), so a
+    killed run leaves no stale lock; on a filesystem without flock (some network mounts) filelock falls back to a
+    lock file, which a killed run leaves behind (delete ``.lock`` then). Raises ``EvaluationError`` when another run
+    holds it."""
+    if out.exists() and not out.is_dir():
+        raise EvaluationError(f"{out}: exists and is not a folder")
     out.mkdir(parents=True, exist_ok=True)
-    # One run per folder at a time (another process, or another session of the app): two would both run the
-    # pending pairs and append duplicate rows. An OS lock, so a killed run (kill -9) leaves no stale lock behind.
-    lock = FileLock(out / LOCK)
+    lock = FileLock(out.resolve() / LOCK, is_singleton=True)  # one object per path: re-entrant per thread
     try:
         lock.acquire(timeout=0)
     except Timeout:
         raise EvaluationError(f"{out}: another run is writing to this folder; wait for it to end (its progress is in "
                               f"{RESULTS}) or choose another folder") from None
     try:
-        return _run_pending(runner, questions, methods, out, resume, retry_errors, concurrency, on_progress, engine,
-                            extra)
+        yield
     finally:
         lock.release()
 
@@ -350,5 +362,5 @@ def summarize(dataset: Dataset, results: dict[Pair, MethodResult], methods: list
             "gold": gold or {"from": "dataset"}}
 
 
-__all__ = ["answer_question", "append_row", "evaluate", "run_pairs", "write_json", "load_results", "read_rows",
+__all__ = ["answer_question", "append_row", "evaluate", "folder_lock", "run_pairs", "write_json", "load_results", "read_rows",
            "repair_tail", "summarize", "local_engine", "Engine", "EvaluationError", "RESULTS", "SUMMARY"]

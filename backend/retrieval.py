@@ -11,7 +11,8 @@ shipped vectors (``backend.vectors``).
 Only vectors and routing metadata reach the index: ``question_id``, ``source`` (``Document.source_name``)
 and ``content_hash``. The document text is not stored: a hit's text comes from the dataset, and chromadb's
 full-text index over stored documents (which nothing here queries) was more than half of every build's cost
-(1.4 of 2.5 CPU-s for multisource's 3,326 documents; benchmarks/index_build.py). Labels, gold/wrong answers and source reliabilities are never stored, and the
+(1.4 of 2.5 CPU-s for multisource's 3,326 documents; benchmarks/index_build.py). Indexes built by earlier versions
+still hold the texts; nothing reads them. Labels, gold/wrong answers and source reliabilities are never stored, and the
 retriever never reads them. :meth:`Retriever.evidence` and :meth:`Retriever.document` hand back the
 dataset's own ``Document`` objects, so a retriever built on a full dataset returns labelled documents
 (for the dashboard's truth overlays) and one built on ``strip_truth(dataset)`` returns stripped ones
@@ -493,6 +494,13 @@ class Retriever:
         vectors = list(query_vectors) if query_vectors is not None else self._ef(list(queries))
         result = self._call("query", self._collection.query, query_embeddings=vectors, n_results=k,
                             where=where, include=["metadatas", "distances"])
+        unknown = sorted({doc_id for ids in result["ids"] for doc_id in ids} - self._docs.keys())
+        if unknown:  # the collection is keyed by the dataset's name and path, not its content
+            raise RetrievalError(
+                f"{self.location}: collection {self.collection_name} holds documents this version of "
+                f"{self.dataset.path or self.dataset.name} does not ({', '.join(unknown[:3])}"
+                f"{', …' if len(unknown) > 3 else ''}): another version of the dataset was indexed since it was "
+                "loaded; load the dataset again (its next search rebuilds the index)")
         return [
             [Hit(rank=rank, doc_id=doc_id, question_id=str(meta["question_id"]), source=str(meta["source"]),
                  text=self._docs[doc_id][1].text, score=float(1.0 - dist))

@@ -333,3 +333,20 @@ def test_ramdocs_rebuild_is_a_no_op(ramdocs_retriever, encode_calls):
     stats = ramdocs_retriever.build()
     assert stats.embedded == 0 and stats.unchanged == len(ramdocs_retriever.dataset.documents())
     assert encode_calls == []
+
+
+def test_a_retriever_of_an_older_version_of_the_dataset_says_so(tmp_path, encode_calls):
+    """Two versions of one dataset file share its collection (named by name and path): once the newer one is
+    indexed, the older retriever's search names the cause instead of failing on an unknown document id."""
+    old = tiny_dataset()
+    with Retriever(old, tmp_path) as r_old:
+        r_old.build()
+        q1 = old.question("q1")
+        new = old.model_copy(update={"questions": [q1.model_copy(update={"documents": [
+            d.model_copy(update={"id": "q1-new"}) if d.id == "q1-wiki" else d for d in q1.documents]}),
+            *old.questions[1:]]}, deep=True)
+        with Retriever(new, tmp_path) as r_new:
+            r_new.build()
+            assert r_new.search("capital of France", k=1)[0].doc_id == "q1-new"
+        with pytest.raises(RetrievalError, match="another version of the dataset was indexed"):
+            r_old.search("capital of France", k=1)

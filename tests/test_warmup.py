@@ -12,10 +12,18 @@ import gc, sys, threading
 from backend import warmup
 from backend import embeddings
 assert not {'litellm', 'rouge_score', 'chromadb'} & set(sys.modules)
+import time, weakref
 warmup.start(); warmup.start()
 loads = [t for t in threading.enumerate() if t.name == 'conflictlens-warmup']
 assert len(loads) == 1, loads
+deadline = time.monotonic() + 60
+while gc.isenabled() and time.monotonic() < deadline:
+    time.sleep(0.001)
+assert not gc.isenabled(), 'the collector is paused while the loads run'
+class Cycle: pass
+garbage = Cycle(); garbage.me = garbage; ref = weakref.ref(garbage); del garbage   # made by another thread meanwhile
 loads[0].join(120)
+assert ref() is None, 'garbage made during the loads was frozen with them (leaked)'
 from backend.methods.counterfactual.parse import _rouge
 assert {'litellm', 'rouge_score', 'chromadb'} <= set(sys.modules)
 assert _rouge.cache_info().currsize == 1 and embeddings._models, 'the scorer and the embedding model are loaded'

@@ -8,7 +8,9 @@ It exists to exercise the real HTTP path through litellm (``model="openai/reader
 * ``fail_rate``: after those, this fraction fails with 429 or 500;
 * ``hang_rate``: this fraction sleeps ``hang_s`` (default an hour; it ends early when the client
   disconnects, so timeouts and shutdown stay clean);
-* ``garbage_rate``: this fraction answers with garbage text (still a valid chat.completion).
+* ``garbage_rate``: this fraction answers with garbage text (still a valid chat.completion);
+* ``reply_text``: every other reply is this text instead of the offline model's (a model that says exactly this:
+  hostile markup for the browser tests, an empty reply, a format no parser expects).
 
 Fault decisions are deterministic: request number ``n`` (0-based, in arrival order) draws from
 ``random.Random(f"{seed}:{n}")``, so the same seed and request sequence give the same faults whatever
@@ -73,6 +75,7 @@ class ServerSettings:
     fail_first: int = 0
     seed: int = 0
     hang_s: float = DEFAULT_HANG_S
+    reply_text: str | None = None
 
     def __post_init__(self) -> None:
         for name in ("fail_rate", "garbage_rate", "hang_rate"):
@@ -284,6 +287,8 @@ def create_app(settings: ServerSettings | None = None, request_log: str | Path |
         prompt_tokens = sum(approx_tokens(m["content"]) for m in messages)
         if fault.kind == "garbage":
             text = garbage_text(settings.seed, n)
+        elif settings.reply_text is not None:
+            text = settings.reply_text
         else:
             from backend.llm.offline import respond
 

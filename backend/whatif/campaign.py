@@ -20,7 +20,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from backend.evaluate import EvaluationError, Progress, run_pairs, write_json
+from backend.evaluate import EvaluationError, Progress, folder_lock, run_pairs, write_json
 from backend.schema import MethodResult, Question
 from backend.whatif.attack import AttackPlan, Placement, outcome, plan_attack, poison
 
@@ -73,25 +73,23 @@ def attack_dataset(runner, questions: list[Question], methods: list[str], out_di
     out = Path(out_dir)
     attacked, info, plans, skipped = attacked_questions(runner.dataset, questions, ks, placement, source)
     settings = _settings(runner, ks, placement, source, plans, skipped)
-    if resume and (out / SETTINGS).exists():
-        before = json.loads((out / SETTINGS).read_text(encoding="utf-8"))
-        if before != settings:
-            changed = sorted(k for k in settings if before.get(k) != settings[k])
-            raise EvaluationError(f"{out / SETTINGS}: this folder holds an attack with other settings "
-                                  f"({', '.join(changed)}); resume with the same ones or choose another folder")
-    if out.exists() and not out.is_dir():
-        raise EvaluationError(f"{out}: exists and is not a folder")
-    if (out / "results.jsonl").exists() and (out / "results.jsonl").stat().st_size and not resume:
-        raise EvaluationError(f"{out / 'results.jsonl'}: already has results; resume them (--resume) or choose "
-                              "another folder")
-    out.mkdir(parents=True, exist_ok=True)
-    write_json(out / SETTINGS, settings)
-    results, notes = run_pairs(runner, attacked, methods, out, resume=resume, retry_errors=retry_errors,
-                               concurrency=concurrency, on_progress=on_progress, extra=lambda qid: info[qid])
-    summary = summarize_attack(results, attacked, info, methods, ks)
-    write_json(out / SUMMARY, summary)
-    if notes:
-        write_json(out / "notes.json", notes)
+    with folder_lock(out):  # from the settings check on: a running attack's settings are never rewritten
+        if resume and (out / SETTINGS).exists():
+            before = json.loads((out / SETTINGS).read_text(encoding="utf-8"))
+            if before != settings:
+                changed = sorted(k for k in settings if before.get(k) != settings[k])
+                raise EvaluationError(f"{out / SETTINGS}: this folder holds an attack with other settings "
+                                      f"({', '.join(changed)}); resume with the same ones or choose another folder")
+        if (out / "results.jsonl").exists() and (out / "results.jsonl").stat().st_size and not resume:
+            raise EvaluationError(f"{out / 'results.jsonl'}: already has results; resume them (--resume) or choose "
+                                  "another folder")
+        write_json(out / SETTINGS, settings)
+        results, notes = run_pairs(runner, attacked, methods, out, resume=resume, retry_errors=retry_errors,
+                                   concurrency=concurrency, on_progress=on_progress, extra=lambda qid: info[qid])
+        summary = summarize_attack(results, attacked, info, methods, ks)
+        write_json(out / SUMMARY, summary)
+        if notes:
+            write_json(out / "notes.json", notes)
     return summary
 
 

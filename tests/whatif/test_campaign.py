@@ -55,6 +55,36 @@ def test_resume_runs_only_what_is_missing_and_refuses_other_settings(tmp_path):
     assert len(read_rows(tmp_path / "results.jsonl")[0]) == 1
 
 
+def test_an_attack_on_a_folder_another_run_writes_is_refused_and_its_settings_kept(tmp_path):
+    """The folder's lock is held from the settings check on: a new attack with other k cannot rewrite attack.json
+    under a running one (another thread here; another process or app session alike)."""
+    import threading
+
+    from backend.evaluate import folder_lock
+
+    questions = _set()
+    (tmp_path / "attack.json").write_text('{"ks": [1, 3, 5]}\n')
+    held, release = threading.Event(), threading.Event()
+
+    def running_attack() -> None:
+        with folder_lock(tmp_path):
+            held.set()
+            release.wait(30)
+
+    runner = threading.Thread(target=running_attack)
+    runner.start()
+    try:
+        assert held.wait(30)
+        with scripted({"keyword_answer": majority_reader}) as model:
+            with pytest.raises(EvaluationError, match="another run is writing to this folder"):
+                attack_dataset(scripted_runner(questions), questions, ["vanilla_rag"], tmp_path, ks=[1])
+        assert model.received == [] and json.loads((tmp_path / "attack.json").read_text()) == {"ks": [1, 3, 5]}
+        assert not (tmp_path / "results.jsonl").exists()
+    finally:
+        release.set()
+        runner.join(30)
+
+
 def test_cli_attack_on_the_poisonedrag_set(tmp_path):
     out = tmp_path / "attack"
     cmd = [sys.executable, "-m", "backend", "attack", "--dataset", "sample_data/poisonedrag_nq", "--k", "1,3",
