@@ -224,6 +224,14 @@ def measure(browser, dataset: str, switches: int, warm_disk: bool, root: Path = 
     return out
 
 
+def _reference_s() -> float:
+    """CPU seconds of a fixed pure-Python workload in this process: how fast the machine runs Python right now (on
+    a shared host it varies by ±15% within an hour), printed before and after so runs can be compared."""
+    start = time.process_time()
+    sum(i * i for i in range(10_000_000))
+    return round(time.process_time() - start, 3)
+
+
 def _row(cells: list[str]) -> str:
     return " | ".join(f"{c:>14}" if i else f"{c:<17}" for i, c in enumerate(cells))
 
@@ -243,6 +251,7 @@ def main(argv: list[str] | None = None) -> int:
     from playwright.sync_api import sync_playwright
 
     results = []
+    reference = [_reference_s()]
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
         for dataset in args.datasets.split(","):
@@ -252,8 +261,10 @@ def main(argv: list[str] | None = None) -> int:
         browser.close()
 
     load = os.getloadavg()[0]
+    reference.append(_reference_s())
     print(f"\nfirst look (cold: empty cache folder, new server); load average {load:.1f} on {os.cpu_count()} cores "
-          "(other processes inflate the seconds)")
+          f"(other processes inflate the seconds); reference workload {reference[0]:.2f} / {reference[1]:.2f} CPU-s "
+          "before / after (a slower host shows here)")
     head = ["dataset", "cold first s", "× 10 s", "(server CPU s)", "switch med s", "switch max s", "× 1.5 s",
             "(CPU s, med)", "peak RSS GB", "× 1.5 GB"]
     if args.warm_disk:
@@ -268,7 +279,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.warm_disk:
             cells += [f"{r.get('warm_disk_s', float('nan')):.1f}", f"{r.get('warm_disk_cpu_s', float('nan')):.1f}"]
         print(_row(cells))
-    print(json.dumps({"targets": TARGETS, "load_average": round(load, 2), "results": results}))
+    print(json.dumps({"targets": TARGETS, "load_average": round(load, 2), "reference_cpu_s": reference,
+                      "results": results}))
     return 0
 
 
