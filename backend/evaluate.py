@@ -207,6 +207,13 @@ def run_pairs(runner, questions: list[Question], methods: list[str], out: Path, 
                             extra)
 
 
+def refuse_existing(out: Path, resume: bool) -> None:
+    """Without ``resume``, a folder whose results file has rows is refused: nothing there is overwritten."""
+    path = out / RESULTS
+    if path.exists() and path.stat().st_size and not resume:
+        raise EvaluationError(f"{path}: already has results; resume them (--resume) or choose another folder")
+
+
 @contextmanager
 def folder_lock(out: Path) -> Iterator[None]:
     """Create ``out`` if needed and hold its lock for the block: one run at a time writes a folder (another process,
@@ -236,8 +243,7 @@ def _run_pending(runner, questions: list[Question], methods: list[str], out: Pat
     path = out / RESULTS
     dataset, model = runner.dataset.name, runner.llm.model
     notes: list[str] = []
-    if path.exists() and path.stat().st_size and not resume:
-        raise EvaluationError(f"{path}: already has results; resume them (--resume) or choose another folder")
+    refuse_existing(out, resume)
     if (note := repair_tail(path)) is not None:
         notes.append(note)
     rows, read_notes = read_rows(path)
@@ -362,5 +368,5 @@ def summarize(dataset: Dataset, results: dict[Pair, MethodResult], methods: list
             "gold": gold or {"from": "dataset"}}
 
 
-__all__ = ["answer_question", "append_row", "evaluate", "folder_lock", "run_pairs", "write_json", "load_results", "read_rows",
+__all__ = ["answer_question", "append_row", "evaluate", "folder_lock", "refuse_existing", "run_pairs", "write_json", "load_results", "read_rows",
            "repair_tail", "summarize", "local_engine", "Engine", "EvaluationError", "RESULTS", "SUMMARY"]

@@ -20,7 +20,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from backend.evaluate import EvaluationError, Progress, folder_lock, run_pairs, write_json
+from backend.evaluate import EvaluationError, Progress, folder_lock, refuse_existing, run_pairs, write_json
 from backend.schema import MethodResult, Question
 from backend.whatif.attack import AttackPlan, Placement, outcome, plan_attack, poison
 
@@ -80,9 +80,7 @@ def attack_dataset(runner, questions: list[Question], methods: list[str], out_di
                 changed = sorted(k for k in settings if before.get(k) != settings[k])
                 raise EvaluationError(f"{out / SETTINGS}: this folder holds an attack with other settings "
                                       f"({', '.join(changed)}); resume with the same ones or choose another folder")
-        if (out / "results.jsonl").exists() and (out / "results.jsonl").stat().st_size and not resume:
-            raise EvaluationError(f"{out / 'results.jsonl'}: already has results; resume them (--resume) or choose "
-                                  "another folder")
+        refuse_existing(out, resume)  # before the settings are written over
         write_json(out / SETTINGS, settings)
         results, notes = run_pairs(runner, attacked, methods, out, resume=resume, retry_errors=retry_errors,
                                    concurrency=concurrency, on_progress=on_progress, extra=lambda qid: info[qid])

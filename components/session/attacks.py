@@ -4,7 +4,6 @@ worker thread owned by the session (page reruns, clicks and visits to other page
 
 from __future__ import annotations
 
-import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,7 +16,6 @@ from backend.schema import Question
 from backend.whatif.campaign import attack_dataset
 from components.attack import Attack, open_attack
 from components.session.evaluations import BatchJob, out_folder
-from components.session.runs import runner
 from components.session.state import Selection
 
 JOB_KEY = "evaluate.attack_job"
@@ -68,11 +66,7 @@ def start(selection: Selection, methods: list[str], limit: int, ks: list[int], p
     job = AttackJob(dataset=ds.name, questions=ds.questions[:limit], methods=list(methods), ks=sorted(set(ks)),
                     placement=placement, source=source if placement == "one_source" else None,
                     out_dir=resume_from or out_folder(ds.name, kind=KIND), resume=resume_from is not None)
-    run = runner(selection)  # built here: it reads st.secrets and the cached resources on the script thread
-    job.thread = threading.Thread(target=_work, args=(job, run), name="conflictlens-attack", daemon=True)
-    st.session_state[JOB_KEY] = job
-    job.thread.start()
-    return job
+    return job.launch(selection, _work, JOB_KEY, "conflictlens-attack")
 
 
 def current() -> AttackJob | None:

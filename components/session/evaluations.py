@@ -41,6 +41,14 @@ class BatchJob(Timed):
             self.phase, self.unit, self.done, self.total = phase, unit, done, total
         return update
 
+    def launch(self, selection: Selection, work, key: str, name: str):
+        """Run ``work(self, runner)`` on a session-owned thread, this job kept in the session under ``key``."""
+        run = runner(selection)  # built here: it reads st.secrets and the cached resources on the script thread
+        self.thread = threading.Thread(target=work, args=(self, run), name=name, daemon=True)
+        st.session_state[key] = self
+        self.thread.start()
+        return self
+
     def prepare_first(self, run, methods: list[str]) -> None:
         """Dataset-level preparation (RA-RAG's stage 1) before the batch, with its own progress; a failure is left to
         the batch, which reports it as that method's error in every row."""
@@ -90,11 +98,7 @@ def start(selection: Selection, methods: list[str], limit: int) -> EvaluationJob
     (its call cache and call log) and keep the job in the session."""
     ds = selection.dataset
     job = EvaluationJob(dataset=ds, questions=ds.questions[:limit], methods=list(methods), out_dir=out_folder(ds.name))
-    run = runner(selection)  # built here: it reads st.secrets and the cached resources on the script thread
-    job.thread = threading.Thread(target=_work, args=(job, run), name="conflictlens-evaluate", daemon=True)
-    st.session_state[JOB_KEY] = job
-    job.thread.start()
-    return job
+    return job.launch(selection, _work, JOB_KEY, "conflictlens-evaluate")
 
 
 def current() -> EvaluationJob | None:

@@ -6,6 +6,7 @@ import re
 import pytest
 
 from backend.llm.server import running_server
+from tests.browser.walk import use_model
 
 pytestmark = pytest.mark.browser
 METHODS = ["no_rag", "vanilla_rag"]  # one model call each
@@ -24,12 +25,7 @@ def test_a_run_goes_on_while_the_user_visits_another_page(app_url, browser):
             page.goto(f"{app_url}/inspect?methods={','.join(METHODS)}", timeout=90_000)
             _wait(page, "Download this inspection as HTML")  # the offline model ran by itself; now a served one
             page.keyboard.press("Escape")  # a "Page not found" notice of the server's first requests, if any
-            sidebar = page.get_by_test_id("stSidebar")
-            sidebar.get_by_text("Model", exact=True).click()
-            for label, value in (("api_base (optional)", model_server.base_url), ("litellm model", "hosted_vllm/reader")):
-                field = sidebar.get_by_label(label, exact=True)
-                field.fill(value)
-                field.press("Enter")
+            use_model(page, "hosted_vllm/reader", model_server.base_url)
             _wait(page, "Press Run.")  # a hosted model waits for Run (nothing of it is in the reply cache)
             page.get_by_role("button", name="Run", exact=True).click()
             _wait(page, "running…")

@@ -7,7 +7,7 @@ import pytest
 
 from backend.llm.server import running_server
 from tests.browser.test_hostile import MADE_FROM_DATA, _watch_dialogs, pixel_server  # noqa: F401 - a fixture
-from tests.browser.walk import PAGES, RUN_S, VIEWPORT, exceptions, main_text, screenshot, settle, show, wait_text
+from tests.browser.walk import PAGES, RUN_S, VIEWPORT, exceptions, main_text, screenshot, settle, show, use_model, wait_text
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -26,12 +26,7 @@ def test_a_hostile_model_s_replies_are_shown_as_text_on_every_page(app_url, brow
         try:
             page.goto(f"{app_url}/calls?dataset=scenarios", timeout=120_000)  # a page that runs nothing
             wait_text(page, "cached replies in")
-            sidebar = page.get_by_test_id("stSidebar")
-            sidebar.get_by_text("Model", exact=True).click()
-            for label, value in (("api_base (optional)", model.base_url), ("litellm model", "hosted_vllm/reader")):
-                field = sidebar.get_by_label(label, exact=True)
-                field.fill(value)
-                field.press("Enter")
+            use_model(page, "hosted_vllm/reader", model.base_url)
             settle(page)
             page.get_by_test_id("stSidebarNav").get_by_role("link", name="Inspect", exact=True).click()
             wait_text(page, "Press Run.")  # a hosted model waits for Run

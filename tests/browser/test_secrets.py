@@ -25,6 +25,7 @@ from backend.labels.model import LabelDraft
 from backend.llm.server import RunningServer, ServerSettings
 from backend.paths import SAMPLE_DATA
 from tests.browser.conftest import app_server
+from tests.browser.walk import use_model
 from tests.conftest import ROOT
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -89,11 +90,7 @@ def drive_app(browser, url: str, question: str, good: str, leaky: str) -> str:
         page.goto(f"{url}/?dataset=ramdocs_dev&question={question}&methods=no_rag,vanilla_rag")
         sidebar = page.get_by_test_id("stSidebar")
         sidebar.get_by_text("Question (100)").wait_for(timeout=120_000)
-        sidebar.get_by_text("Model", exact=True).click()
-        for label, value in (("litellm model", "openai/reader"), ("api_base (optional)", good)):
-            field = sidebar.get_by_role("textbox", name=label)
-            field.fill(value)
-            field.press("Enter")
+        use_model(page, "openai/reader", good)
         page.get_by_text("Press Run").wait_for(timeout=60_000)
         page.get_by_role("button", name="Run", exact=True).click()
         page.wait_for_function("() => { const t = document.body.innerText; return t.includes('vanilla_rag') "

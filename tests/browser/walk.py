@@ -31,6 +31,16 @@ def open_page(page, link: str) -> None:
     page.locator("h1").filter(has_text=re.compile(f"^{re.escape(PAGES[link])}$")).first.wait_for(timeout=120_000)
 
 
+def use_model(page, model: str, api_base: str) -> None:
+    """Open the sidebar's Model box and type a litellm model string and its api_base, as a user does."""
+    sidebar = page.get_by_test_id("stSidebar")
+    sidebar.get_by_text("Model", exact=True).click()
+    for label, value in (("litellm model", model), ("api_base (optional)", api_base)):
+        field = sidebar.get_by_role("textbox", name=label)
+        field.fill(value)
+        field.press("Enter")
+
+
 def show(page, link: str, *, calibration: int | None = None, bridge_ran: bool = True) -> None:
     """Open the page (Inspect: the one already open) and do what a user does there to see its content: Sources
     runs RA-RAG (``calibration``: a shorter stage 1), the others show the session's results; wait for that content."""
