@@ -8,6 +8,7 @@ import streamlit as st
 from backend import warmup
 from components.session import sidebar
 from components.session.state import keep_widget_state
+from components.session.views import navigation_pages
 
 # The page icon is a file in the repo, served by this server (/media/...). A ":material/...:" page icon makes the
 # browser fetch its SVG from fonts.gstatic.com (the frontend builds that URL for favicons, unlike st.Page icons,
@@ -15,33 +16,11 @@ from components.session.state import keep_widget_state
 ICON = Path(__file__).resolve().parent / "components" / "assets" / "icon.png"  # a 64×64 magnifier drawn with Pillow
 st.set_page_config(page_title="ConflictLens", page_icon=ICON, layout="wide")
 
-# Grouped as the user thinks: one question, each method's reasoning, the data and the model calls behind them, and
-# every method over a whole dataset.
+# Every page, grouped as the user thinks (Question / Methods / Data / Evaluate), comes from the view registry
+# (components/views.py); a method's page from its own components module, or the generic method page.
 # A page file's name is its URL path: a fresh server's first request to a deep link resolves pages by file name
 # (Streamlit's pages/ folder mode) before this navigation exists, and shared links (/sources, /debate) must work.
-pages = {
-    "Question": [
-        st.Page("pages/inspect.py", title="Inspect", icon=":material/compare:", default=True, url_path="inspect"),
-        st.Page("pages/whatif.py", title="What-if", icon=":material/science:", url_path="whatif"),
-    ],
-    "Methods": [
-        st.Page("pages/sources.py", title="Sources (RA-RAG)", icon=":material/hub:", url_path="sources"),
-        st.Page("pages/debate.py", title="Debate (MADAM-RAG)", icon=":material/forum:", url_path="debate"),
-        st.Page("pages/astute.py", title="Consolidation (Astute RAG)", icon=":material/merge:", url_path="astute"),
-        st.Page("pages/counterfactual.py", url_path="counterfactual", icon=":material/shield:",
-                title="Risk (counterfactual prompting)"),
-        st.Page("pages/bridge.py", title="Decision path (BRIDGE)", icon=":material/account_tree:", url_path="bridge"),
-    ],
-    "Data": [
-        st.Page("pages/dataset.py", title="Dataset", icon=":material/dataset:", url_path="dataset"),
-        st.Page("pages/calls.py", title="Model calls", icon=":material/call_log:", url_path="calls"),
-    ],
-    "Evaluate": [
-        st.Page("pages/evaluate.py", title="Evaluate", icon=":material/leaderboard:", url_path="evaluate"),
-        st.Page("pages/labels.py", title="Label", icon=":material/label:", url_path="labels"),
-    ],
-}
-navigation = st.navigation(pages)
+navigation = st.navigation(navigation_pages())
 keep_widget_state()
 sidebar.render()
 try:

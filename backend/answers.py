@@ -13,6 +13,17 @@ import re
 import string
 from collections import Counter
 
+IDK = "I don't know"
+_IDK_RE = re.compile(
+    r"^\W*(i\s+(do\s*n[o']?t|dont|don’t)\s+know|unknown|no\s+answer|not\s+(stated|mentioned|provided|given)"
+    r"|cannot\s+(be\s+)?(determined|answered)|n/?a|none)\W*$", re.I)
+
+
+def is_idk(text: str | None) -> bool:
+    """True for "I don't know" and its usual variants (and for empty text)."""
+    return text is None or not text.strip() or bool(_IDK_RE.match(text.strip()))
+
+
 _ARTICLES = {"a", "an", "the"}
 _PUNCT = re.compile(f"[{re.escape(string.punctuation)}‘’“”–—]")
 

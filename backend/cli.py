@@ -1,4 +1,4 @@
-"""Command line: ``python -m backend COMMAND ...`` (see DESIGN.md, "CLI contract").
+"""Command line: ``python -m backend COMMAND ...`` (see docs/architecture.md §7, "CLI contract").
 
 Each command imports what it needs lazily, so ``validate`` stays fast and never loads torch.
 Exit codes: 0 success, 2 bad input (dataset, arguments), 1 anything else reported as one line.
@@ -106,16 +106,11 @@ class _Bars:
 def _prepare_with_progress(runner, names: list[str]) -> None:
     """Methods' dataset-level preparation (RA-RAG's stage 1) before the run, with a progress bar each; a failure
     is left for the run itself, which reports it as that method's error."""
-    for name in names:
-        if runner.prepare_key(name) is None or runner.prepared(name) is not None:
-            continue
-        bars = _Bars()
-        try:
-            runner.prepare(name, on_progress=bars.step(runner.method(name).prepare_label))
-        except Exception:  # noqa: BLE001 - reported by the run as this method's error
-            pass
-        finally:
-            bars.close()
+    bars = _Bars()
+    try:
+        runner.prepare_all(names, on_progress=lambda stage, done, total, unit: bars.step(stage)(done, total))
+    finally:
+        bars.close()
 
 
 def _cmd_inspect(args: argparse.Namespace) -> int:
@@ -126,12 +121,10 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
     ds = _load_or_exit(args.dataset, args.format)
     try:
         question = ds.question(args.question)
-        names, missing = resolve(args.methods)
+        names = resolve(args.methods)
     except (KeyError, UnknownMethod) as err:
         print(f"error: {err.args[0] if err.args else err}", file=sys.stderr)
         return 2
-    if missing:
-        print(f"note: not implemented yet, skipped: {', '.join(missing)}", file=sys.stderr)
     runner = _runner(args, ds)
     _prepare_with_progress(runner, names)
     results = runner.run(question, names)
@@ -156,7 +149,7 @@ def _cmd_risk(args: argparse.Namespace) -> int:
     import json
 
     from backend.methods.counterfactual import FUSIONS
-    from backend.risk import risk_sweep
+    from backend.methods.counterfactual.risk import risk_sweep
 
     ds = _load_or_exit(args.dataset, args.format)
     strategies = tuple(s.strip() for s in args.strategies.split(",") if s.strip())
@@ -227,19 +220,17 @@ def _batch_problem(args: argparse.Namespace) -> str | None:
 
 
 def _batch_methods(args: argparse.Namespace) -> list[str] | None:
-    """The methods ``--methods`` names (a note for those not implemented); None, after saying why, when none can run."""
+    """The methods ``--methods`` names; None, after saying why, when none can run."""
     from backend.methods import UnknownMethod, resolve
 
     try:
-        names, missing = resolve(args.methods)
+        names = resolve(args.methods)
     except UnknownMethod as err:
         print(f"error: --methods: {err}", file=sys.stderr)
         return None
     if not names:
-        print(f"error: --methods {args.methods!r}: none of these is implemented yet", file=sys.stderr)
+        print(f"error: --methods {args.methods!r} names no method", file=sys.stderr)
         return None
-    if missing:
-        print(f"note: not implemented yet, skipped: {', '.join(missing)}", file=sys.stderr)
     return names
 
 

@@ -2,7 +2,7 @@
 
 Two input formats, auto-detected per file:
 
-* **project**: JSONL, one question per line (see DESIGN.md), optionally inside a folder with
+* **project**: JSONL, one question per line (see docs/architecture.md §3), optionally inside a folder with
   ``questions.jsonl`` and ``sources.json``;
 * **ramdocs**: the RAMDocs JSONL release (``question``, ``documents[{text, type, answer}]``,
   ``gold_answers``, ``wrong_answers``, ``disambig_entity``); each document becomes its own source.

@@ -19,7 +19,7 @@ from typing import Any
 import backend  # noqa: F401  (offline environment variables)
 from backend.minilm_onnx import OnnxMiniLM  # numpy only: onnxruntime is imported when the model loads
 
-#: sha256 of upstream sentence-transformers/all-MiniLM-L6-v2 model.safetensors (dependencies.md §2).
+#: sha256 of upstream sentence-transformers/all-MiniLM-L6-v2 model.safetensors (revision 1110a243…), checked at load.
 MINILM_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
 DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"
 

@@ -31,16 +31,16 @@ from typing import Any
 from filelock import FileLock, Timeout
 from pydantic import ValidationError
 
+from backend.methods import SPECS
 from backend.methods.base import run_sync
 from backend.schema import Dataset, MethodResult, Question
+from backend.schema.summary import Summary
 from backend.scoring import (accuracy, count_folds, precision_recall_f1, refused, risk_fold, risk_metrics,
                              strict_em)
 
 RESULTS = "results.jsonl"
 SUMMARY = "summary.json"
 LOCK = ".lock"  # held while a run writes the folder (folder_lock)
-#: The keep-everything reference whose answer labels another method's abstentions (``scoring.risk_fold``).
-REFERENCE = "vanilla_rag"
 
 Pair = tuple[str, str]                        # (question id, method)
 Progress = Callable[[int, int], None]         # (questions done, questions to run)
@@ -183,9 +183,9 @@ def evaluate(runner, questions: list[Question], methods: list[str], out_dir: str
     with folder_lock(out):
         results, notes = run_pairs(runner, questions, methods, out, resume=resume, retry_errors=retry_errors,
                                    concurrency=concurrency, on_progress=on_progress, engine=engine)
-        summary = summarize(runner.dataset, results, methods=methods, questions=questions, model=runner.llm.model,
-                            notes=notes, gold=gold)
-        write_json(out / SUMMARY, summary)
+        summary = Summary.model_validate(summarize(runner.dataset, results, methods=methods, questions=questions,
+                                                   model=runner.llm.model, notes=notes, gold=gold)).as_dict()
+        write_json(out / SUMMARY, summary)  # through the model: the file is what backend.outputs reads
     return summary
 
 
@@ -324,8 +324,9 @@ def summarize(dataset: Dataset, results: dict[Pair, MethodResult], methods: list
               notes: list[str] | None = None, gold: dict[str, Any] | None = None) -> dict[str, Any]:
     """Per method: ``n`` rows, ``missing`` pairs (no row), ``errors``, accuracy / strict EM / precision / recall /
     F1 / refusal rate (percent, over ``scored`` rows: no error, gold answers known), mean calls, tokens and wall
-    time per row, and, for a method that abstained at least once, RC-RAG's folds and risk metrics (an abstention
-    without a candidate answer is labelled by vanilla RAG's answer to the same question when there is one);
+    time per row, and, for a method that abstained at least once or is ``selective``, RC-RAG's folds and risk
+    metrics (an abstention without a candidate answer is labelled by the ``reference`` method's answer, vanilla
+    RAG's, to the same question when there is one);
     ``slices``: the same answer metrics per RAMDocs mix (misinfo / noise / ambiguity / clean), ``meta["scenario"]``
     and number of documents, where the data has them.
 
@@ -335,6 +336,8 @@ def summarize(dataset: Dataset, results: dict[Pair, MethodResult], methods: list
     questions = dataset.questions if questions is None else questions
     if methods is None:
         methods = list(dict.fromkeys(m for _, m in results))
+    # the keep-everything reference (``MethodSpec.reference``) whose answer labels another method's abstentions
+    reference = next((n for n, s in SPECS.items() if s.reference), None)
     per: dict[str, Any] = {}
     for m in methods:
         rows = [(q, results[(q.id, m)]) for q in questions if (q.id, m) in results]
@@ -347,9 +350,9 @@ def summarize(dataset: Dataset, results: dict[Pair, MethodResult], methods: list
                                  "mean_completion_tokens": _mean([sum(c.completion_tokens for c in r.calls)
                                                                   for _, r in rows], 1),
                                  "mean_wall_s": _mean([r.wall_s for _, r in rows], 3)}
-        abstains = any(r.abstained for _, r in rows if not r.error) or m == "counterfactual"
-        if abstains:
-            folds = [risk_fold(r, q, results.get((q.id, REFERENCE)) if m != REFERENCE else None) for q, r in rows]
+        if any(r.abstained for _, r in rows if not r.error) or (m in SPECS and SPECS[m].selective):
+            ref = None if m == reference else reference  # the keep-every-answer reference labels abstentions
+            folds = [risk_fold(r, q, results.get((q.id, ref)) if ref else None) for q, r in rows]
             counts = count_folds(folds)
             entry["risk"] = {**counts, **risk_metrics(counts), "unlabelled": sum(f is None for f in folds)}
         slices: dict[str, dict[str, list]] = {}

@@ -71,16 +71,10 @@ def runner_spec(runner, methods: list[str]) -> dict[str, Any]:
                               "every node (where `ray start` runs) instead of passing it to the runner")
     if runner.evidence_mode == "retrieve" or any(METHODS[m].needs_index for m in methods):
         runner.retriever().build()  # workers then only read the index
-    prepared = {}
-    for name in methods:
-        if runner.prepare_key(name) is None:
-            continue
-        try:
-            artefact = runner.prepare(name)
-        except Exception:  # noqa: BLE001 - each worker reports it as this method's error
-            continue
-        prepared[name] = {"artefact": artefact.model_dump(mode="json"),
-                          "preparation": runner.preparation(name).model_dump(mode="json")}
+    runner.prepare_all(methods)  # a failure is left to the workers, which report it as that method's error
+    prepared = {name: {"artefact": artefact.model_dump(mode="json"),
+                       "preparation": runner.preparation(name).model_dump(mode="json")}
+                for name in methods if (artefact := runner.prepared(name)) is not None}
     return {"llm": runner.llm.model_dump(mode="json"),
             "cache": str(runner.cache.path) if runner.cache is not None else None,
             "evidence_mode": runner.evidence_mode, "top_k": runner.top_k, "method_params": runner.method_params,

@@ -7,12 +7,15 @@ failure is contained in its ``MethodResult.error``. Results can be consumed as t
 The runner knows no method by name. A method that needs dataset-level work before answering declares it
 (``Method.prepared_type``, ``prepare_key``, ``prepare``); the runner computes that artefact on the
 truth-stripped dataset on first need, inside that method's own task (the others are not held up), and keeps
-it in memory and on disk (``backend.prepared``) under the method's key.
+it in memory and on disk (``backend.prepared``) under the method's key. ``prepare_all`` computes every artefact a
+set of methods needs before a run, with each stage's progress (the CLI, the app and the Ray driver call it); one
+artefact is computed once in the process however many threads, event loops and runners ask for it at once.
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import queue
 import threading
 import time
@@ -31,6 +34,15 @@ from backend.schema import Dataset, EvidenceMode, MethodResult, Preparation, Que
 from backend.schema.data import EDITED_FROM
 
 ResultCallback = Callable[[MethodResult], None]
+#: ``on_progress(stage, done, total, unit)``: progress of one named stage of ``Runner.prepare_all`` (an index build,
+#: a method's dataset-level preparation).
+StageProgress = Callable[[str, int, int, str], None]
+INDEX_STAGE = "Embedding documents"
+
+#: The artefacts being computed in this process, by (folder, dataset, key): whoever asks for one while it is being
+#: computed (another thread, event loop or runner) waits for that computation instead of starting a second one.
+_FLIGHTS: dict[tuple[str, str, str], concurrent.futures.Future] = {}
+_FLIGHTS_LOCK = threading.Lock()
 
 
 @dataclass
@@ -55,7 +67,7 @@ class Runner:
     _retriever: Any = None
     _stripped: Dataset | None = None
     _prepared: dict[tuple[str, str], tuple[BaseModel, Preparation]] = field(default_factory=dict)
-    _inflight: dict[tuple[int, str, str], asyncio.Task] = field(default_factory=dict)
+    _retriever_lock: threading.Lock = field(default_factory=threading.Lock)
     _keys: dict[str, str | None] = field(default_factory=dict)
     _ids: frozenset[str] | None = None
 
@@ -76,12 +88,13 @@ class Runner:
 
     def retriever(self):
         """The retriever over the truth-stripped dataset (same on-disk index as the labelled one)."""
-        if self._retriever is None:
-            from backend.retrieval import Retriever
+        with self._retriever_lock:  # a long-lived runner serves several threads
+            if self._retriever is None:
+                from backend.retrieval import Retriever
 
-            self._retriever = (self.retriever_source() if self.retriever_source
-                               else Retriever(self.stripped, chroma_host=self.chroma_url or None))
-        return self._retriever
+                self._retriever = (self.retriever_source() if self.retriever_source
+                                   else Retriever(self.stripped, chroma_host=self.chroma_url or None))
+            return self._retriever
 
     def method(self, name: str) -> Method:
         return METHODS[name](**self.method_params.get(name, {}))
@@ -150,15 +163,54 @@ class Runner:
             return None
         if not refresh and (found := self.prepared(name)) is not None:
             return found
-        # one computation per key at a time: concurrent questions of one run share it
-        flight = (id(asyncio.get_running_loop()), name, key)
-        if flight not in self._inflight:
-            self._inflight[flight] = asyncio.ensure_future(self._compute(name, key, on_progress))
+        # one computation per artefact in the process: concurrent questions, runs, threads and runners share it
+        flight = (self.method(name).prepared_folder or name, self.stripped.name, key)
+        with _FLIGHTS_LOCK:
+            future = _FLIGHTS.get(flight)
+            owner = future is None and (refresh or (name, key) not in self._prepared)
+            if owner:
+                future = _FLIGHTS[flight] = concurrent.futures.Future()
+        if future is None:  # computed by another caller between the look above and the lock
+            return self._prepared[(name, key)][0]
+        if not owner:
+            artefact, preparation = await asyncio.wrap_future(future)
+            self._prepared[(name, key)] = (artefact, preparation)
+            return artefact
         try:
-            return await asyncio.shield(self._inflight[flight])
+            if not refresh and (found := self._lookup(name)) is not None:  # saved by a flight that just ended
+                future.set_result(found)
+                return found[0]
+            artefact = await self._compute(name, key, on_progress)
+            future.set_result(self._prepared[(name, key)])
+            return artefact
+        except BaseException as err:  # the waiters get the same failure (an interruption as a plain error)
+            future.set_exception(err if isinstance(err, Exception) else RuntimeError(f"{name}: interrupted"))
+            raise
         finally:
-            if self._inflight.get(flight) is not None and self._inflight[flight].done():
-                self._inflight.pop(flight, None)
+            with _FLIGHTS_LOCK:
+                _FLIGHTS.pop(flight, None)
+
+    def prepare_all(self, names: list[str], on_progress: StageProgress | None = None) -> dict[str, str]:
+        """Compute every dataset-level artefact ``names`` need that is not computed yet (in memory or on disk), one
+        method after another, before a run or a batch; a preparation that searches the retrieval index syncs the
+        index first, as its own stage. ``on_progress(stage, done, total, unit)`` follows each stage. Callers that
+        need the same artefact at once compute it once (the others wait and share it). Returns, per method whose
+        preparation failed, why (the run reports it as that method's error; the other methods still prepare)."""
+        failures: dict[str, str] = {}
+
+        def stage(label: str, unit: str) -> Progress | None:
+            return None if on_progress is None else lambda done, total: on_progress(label, done, total, unit)
+
+        for name in dict.fromkeys(names):
+            try:
+                if self.prepare_key(name) is None or self.prepared(name) is not None:
+                    continue
+                if self.needs_index(name):
+                    self.retriever().build(on_progress=stage(INDEX_STAGE, "document"))
+                self.prepare(name, on_progress=stage(self.method(name).prepare_label, "call"))
+            except Exception as err:  # noqa: BLE001 - this method's failure; the others still prepare
+                failures[name] = str(err)
+        return failures
 
     async def _compute(self, name: str, key: str, on_progress: Progress | None) -> BaseModel:
         method, ctx, start = self.method(name), self.context(name), time.perf_counter()

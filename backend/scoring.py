@@ -4,7 +4,8 @@ Ground truth (gold and wrong answers, document labels, true reliabilities) meets
 module. Answers are compared after SQuAD normalisation (``backend.answers.normalize``: lower case, no
 punctuation, no articles).
 
-Metrics of one answer list against a question (the papers' multi-answer metrics, madam-rag.md §3.6, §8.7–8.8):
+Metrics of one answer list against a question (the papers' multi-answer metrics, docs/methods/madam.md §3.6,
+§8.7–8.8):
 
 * ``strict_em`` — the paper's exact match: **every** gold answer is among the predicted answers and **no**
   predicted answer is a wrong (misinformation) answer. Extra answers that are neither gold nor listed as wrong
@@ -40,8 +41,7 @@ import math
 from collections.abc import Callable
 from typing import Any, Literal
 
-from backend.answers import contains_match, exact_match, matches_any, normalize
-from backend.llm.formats import is_idk
+from backend.answers import contains_match, exact_match, is_idk, matches_any, normalize
 from backend.schema import Document, MethodResult, Question, ReliabilityEstimate, Source
 
 Verdict = Literal["correct", "correct + extras", "partly correct", "wrong", "abstained", "error",
@@ -135,7 +135,7 @@ def evaluation(answers: list[str], question: Question) -> dict[str, Any]:
             "included wrong": [a for a in answers if answer_kind(a, question) == "wrong"]}
 
 
-# --- selective answering: RC-RAG's risk metrics (counterfactual-rag.md §5.1-5.2) ----------------------------
+# --- selective answering: RC-RAG's risk metrics (docs/methods/counterfactual.md §5.1-5.2) ----------------------------
 
 Fold = Literal["AK", "AD", "UK", "UD"]
 FOLDS: tuple[Fold, ...] = ("AK", "AD", "UK", "UD")
@@ -147,9 +147,8 @@ CODE_ONLY_METRICS = ("overcaution", "recall")
 def candidate_answers(result: MethodResult) -> list[str] | None:
     """The answer a method had before deciding whether to give it: RC-RAG's RAG answer (kept or not); for any
     other method its answers when it answered, and None (unknown) when it abstained."""
-    trace = result.trace
-    if trace is not None and trace.kind == "counterfactual" and trace.rag is not None:
-        return [trace.rag.answer] if trace.rag.answer else []
+    if result.trace is not None and (candidate := result.trace.candidate_answers()) is not None:
+        return candidate
     if result.abstained or not predicted(result.answers):
         return None
     return result.answers
@@ -158,8 +157,8 @@ def candidate_answers(result: MethodResult) -> list[str] | None:
 def risk_fold(result: MethodResult, question: Question, reference: MethodResult | None = None) -> Fold | None:
     """Answerable (A: the candidate answer is correct, ``accuracy``) or not (U), kept (K) or discarded (D).
 
-    RC-RAG labels a question by whether the RAG answer is right (§5.1). A method that abstains without a
-    candidate answer (RA-RAG, Astute RAG) is labelled by ``reference``'s answer (the keep-everything baseline,
+    RC-RAG labels a question by whether the RAG answer is right (docs/methods/counterfactual.md §5.1). A
+    method that abstains without a candidate answer (RA-RAG, Astute RAG) is labelled by ``reference``'s answer (the keep-everything baseline,
     vanilla RAG, answering the same question), else not at all (None). None too for errors and questions without
     gold answers."""
     if result.error or not question.gold_answers:

@@ -3,8 +3,8 @@ closed book and vanilla RAG, and its mean calls per question.
 
     .venv/bin/python benchmarks/bridge_scenarios.py [--dataset sample_data/scenarios] [--params JSON]
 
-Accuracy as in the paper (bridge.md §6): an RA question (gold "I don't know") is answered correctly only by
-abstaining; any other by a gold answer (``backend.scoring.accuracy``). Scenario labels and gold answers are read
+Accuracy as in the paper (docs/methods/bridge.md §6): an RA question (gold "I don't know") is answered correctly
+only by abstaining; any other by a gold answer (``backend.scoring.accuracy``). Scenario labels and gold answers are read
 after the run only. The LAST line printed is one JSON object.
 """
 

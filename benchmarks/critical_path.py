@@ -4,7 +4,7 @@
 
 Starts ``serve-model`` with a fixed latency per call, runs all registered methods on one question through
 the runner (P1, cache empty), and prints wall time / (critical-path calls x latency): 1.0 is the best any
-schedule can do; target <= 1.15. A first, untimed run on a throwaway cache warms up imports and clients. Then the same calls run one after another (what the seeds' own code
+schedule can do; target <= 1.15. A first, untimed run on a throwaway cache warms up imports and clients. Then the same calls run one after another (what the papers' released code
 does) for comparison, and finally P1 again with its cache (P2): the uncached calls there should be 0.
 The LAST line printed is one JSON object.
 """
@@ -45,7 +45,7 @@ def run(dataset, question, methods, port: int, cache_dir: str, concurrency: int,
 
 def main() -> int:
     from backend.data import load_dataset
-    from backend.methods import ALL_METHODS, METHODS
+    from backend.methods import METHODS
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--dataset", default=str(ROOT / "sample_data" / "ramdocs_dev"))
@@ -54,7 +54,7 @@ def main() -> int:
     args = ap.parse_args()
     dataset = load_dataset(args.dataset)
     question = dataset.question(args.question)
-    methods = [m for m in ALL_METHODS if m in METHODS]
+    methods = list(METHODS)
     latency = args.latency_ms / 1000
     proc, port = start_server(args.latency_ms)
     try:

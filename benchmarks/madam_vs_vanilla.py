@@ -5,7 +5,7 @@
 
 Runs the methods through ``backend.runner.Runner`` (truth stripped before any method sees a question;
 cache off by default, so every call really runs). Scoring uses the answer lists only
-(``backend.answers``): strict EM = every gold answer present and no wrong answer (madam-rag.md §3.6,
+(``backend.answers``): strict EM = every gold answer present and no wrong answer (docs/methods/madam.md §3.6,
 §8.7); accuracy = at least one gold answer present; P/R/F1 per §8.8, macro-averaged. Also reports
 MADAM-RAG's stop reasons, rounds run and mind changes. The LAST line printed is one JSON object.
 """

@@ -1,6 +1,7 @@
 """Astute RAG's views (the Consolidation page): pure shaping of an ``AstuteTrace`` (+ the question, for the truth
 overlay, + the recorded calls, for the cost) into frames, a figure and small dicts, and the page's panels
-(``render_*``, each given the Streamlit module or a container as ``st``). astute-rag.md §6 lists what is shown.
+(``render_*``, each given the Streamlit module or a container as ``st``).
+docs/methods/astute.md §7 lists what is shown.
 
 Everything comes from the trace (what ran, what the parsers read, what the method decided) or the recorded calls.
 The "why" facts only restate the final round's groups. The truth overlay (document types, the answer a document
@@ -18,6 +19,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from backend.answers import contains_match, normalize
+from backend.methods.astute.method import SPEC
 from backend.report.layout import (
     AXIS_TITLE_PX,
     count_axis,
@@ -33,11 +35,14 @@ from backend.schema import (
     AstuteRound,
     AstuteTrace,
     LLMCall,
+    MethodResult,
     Question,
 )
 from backend.scoring import answer_kind, doc_kind, evaluation
-from components.calls import cost_line, render_call
+from components.calls import cost_line, render_raw_calls, roles_frame
 from components.safe import md
+from components.views import View
+
 
 NONE = "—"
 SNIPPET_CHARS = 160
@@ -66,13 +71,9 @@ ANSWER_PARSE_WORDS = {"tag": "read from the <ANSWER> tag", "label": "no tag: rea
 
 def call_role(step: str, iterations: int | None = None) -> str:
     """What a call is in the paper's terms: p_gen, p_con round j, or p_ans (round t + answers + pick)."""
-    if step == "generate_passages":
-        return "p_gen: internal passages"
-    if m := re.fullmatch(r"consolidate_round_(\d+)", step):
-        return f"p_con: consolidation round {m.group(1)}"
     if step == "consolidate_answer":
         return f"p_ans: round {iterations or 't'} + answers + final pick"
-    return step
+    return SPEC.role(step)
 
 
 def _order(step: str) -> tuple[int, int]:
@@ -90,11 +91,7 @@ def ordered_calls(calls: Sequence[LLMCall]) -> list[LLMCall]:
 
 def calls_frame(trace: AstuteTrace, calls: Sequence[LLMCall]) -> pd.DataFrame:
     """One row per model call: its role, tokens in and out, latency, cache hit, error."""
-    rows = [{"call": i, "step": c.step, "role": call_role(c.step, trace.iterations), "prompt tokens": c.prompt_tokens,
-             "completion tokens": c.completion_tokens, "latency s": round(c.latency_s, 3), "cached": c.cache_hit,
-             "error": c.error or ""} for i, c in enumerate(ordered_calls(calls), start=1)]
-    return pd.DataFrame(rows, columns=["call", "step", "role", "prompt tokens", "completion tokens", "latency s",
-                                       "cached", "error"])
+    return roles_frame(ordered_calls(calls), lambda c: call_role(c.step, trace.iterations))
 
 
 def expected_calls(trace: AstuteTrace) -> int:
@@ -413,7 +410,7 @@ def _agrees(answer: str, other: str | None) -> bool:
 
 
 def why_facts(trace: AstuteTrace, answer: str, group_id: str | None) -> list[str]:
-    """Automatic facts about one final answer, read off the final round (astute-rag.md §6.6)."""
+    """Automatic facts about one final answer, read off the final round (docs/methods/astute.md §7.6)."""
     rnd = final_round(trace)
     group = _group(rnd, group_id)
     if rnd is None:
@@ -691,9 +688,30 @@ def render_final(st, trace: AstuteTrace, question: Question, show_truth: bool,
 
 def render_calls(st, calls: Sequence[LLMCall], iterations: int | None = None) -> None:
     """Every call's prompt and raw response, verbatim, collapsed."""
-    with st.expander(f"Raw prompts and outputs ({plural(len(calls), 'call')})"):
-        if not calls:
-            st.text("No call records.")
-        for i, call in enumerate(ordered_calls(calls), start=1):
-            st.markdown(f"**Call {i}: {md(call_role(call.step, iterations))}**")
-            render_call(st, call)
+    render_raw_calls(st, ordered_calls(calls), lambda c: call_role(c.step, iterations))
+
+
+# --- the page (``components.session.views.render_method_page`` draws it) -------------------------------------------
+
+def render_intro(st, question: Question) -> None:
+    st.text(question.question)
+    internal = "a simulated memory" if question.internal_knowledge else "no simulated memory"
+    st.caption(f"{md(question.id)} · {plural(len(question.documents), 'external passage')} · {internal}")
+
+
+def render_page(st, result: MethodResult, question: Question, show_truth: bool, page: str) -> None:
+    trace = result.trace
+    render_header(st, trace, question, result.calls, show_truth)
+    render_internal(st, trace)
+    render_passages(st, trace, question, show_truth)
+    render_rounds(st, trace)
+    render_candidates(st, trace, question, show_truth, page)
+    render_final(st, trace, question, show_truth, result.support)
+    render_calls(st, result.calls, trace.iterations)
+
+
+#: this method's page in the app's view registry (``components.views``)
+VIEW = View("Consolidation (Astute RAG)", ":material/merge:", "astute", "pages/astute.py", method="astute",
+            intro=render_intro, run_label="Generating internal passages and consolidating", panels=render_page,
+            calls=render_calls, missing="no consolidation trace",
+            truth_help="Colour answers by gold / wrong and show document labels. Methods never see these.")

@@ -1,7 +1,8 @@
 """The Evaluate page's "Attack a dataset" section: pure shaping of an attack folder written by
-``backend.whatif.campaign.attack_dataset`` (page or CLI ``attack``): tables and plotly figures from its
-``summary.json``, the attacked questions where a method returned the target, the earlier attack folders under the
-cache, plus small ``render_*`` panels that take Streamlit as an argument.
+``backend.whatif.campaign.attack_dataset`` (page or CLI ``attack``) and read by ``backend.outputs.open_attack``
+(an ``AttackResult``): tables and plotly figures from its typed summary, the attacked questions where a method
+returned the target, the earlier attack folders under the cache (``backend.outputs.find_attacks``), plus small
+``render_*`` panels that take Streamlit as an argument.
 
 Every rate comes from the campaign's summary; nothing here decides whether an attack succeeded, except the
 drill-down table, which uses the same ``backend.scoring.accuracy`` match against the target as the summary.
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import html
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,14 +21,13 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from backend.report.layout import AXIS_TITLE_PX, every_category, legend_above, no_data
-from backend.report.palette import METHOD_COLORS
-from backend.report.text import plural, progress_text
+from backend.report.palette import method_color
+from backend.outputs import AttackError, AttackResult, AttackRow, method_order
+from backend.report.text import plural
+from backend.schema.summary import AttackSettings, AttackSummary
 from backend.scoring import accuracy
 from backend.whatif.attack import PLACEMENTS
-from backend.whatif.campaign import SETTINGS, SUMMARY, load_attack
-from components.evaluate import method_order
 
-RESULTS = "results.jsonl"
 INTRO = ("PoisonedRAG-style attack (Zou et al., 2024): each question gets k passages stating a target wrong answer, "
          "placed first among its documents, and every method answers every attacked question. **Attack success**: "
          "the method's answers include the target. Target: the dataset's own, else the question's wrong answer, "
@@ -42,63 +43,6 @@ COLUMNS = {"attack_success_rate": "attack success %", "accuracy": "accuracy %", 
 RESUME_KEYS = ("dataset", "model", "ks", "placement", "source", "questions")
 
 
-@dataclass
-class Attack:
-    """One attack folder as the page shows it."""
-    settings: dict[str, Any]
-    summary: dict[str, Any]
-    rows: list[dict[str, Any]]
-    path: Path
-
-    @property
-    def methods(self) -> list[str]:
-        return method_order(self.summary)
-
-
-class AttackError(ValueError):
-    """An attack folder that cannot be shown (missing, not an attack folder, not finished)."""
-
-
-def open_attack(path: str | Path) -> Attack:
-    """The attack folder at ``path`` (or the folder of a file in it), read only. Raises ``AttackError`` saying what
-    is wrong."""
-    text = str(path).strip()
-    if not text:
-        raise AttackError("Enter the path of an attack folder (it holds attack.json and summary.json).")
-    p = Path(text).expanduser()
-    if p.is_file():
-        p = p.parent
-    if not p.is_dir():
-        raise AttackError(f"{p}: no such folder")
-    if not (p / SETTINGS).is_file():
-        raise AttackError(f"{p}: not an attack folder (no {SETTINGS}; `python -m backend attack --out DIR` or the "
-                          "page's Run writes one)")
-    if not (p / SUMMARY).is_file():
-        raise AttackError(f"{p}: the attack has no {SUMMARY} yet (it was stopped before the end): resume it with "
-                          "the same settings")
-    try:
-        settings, summary, rows = load_attack(p)
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise AttackError(f"{p}: cannot be read ({err})") from err
-    return Attack(settings, summary, rows, p)
-
-
-def find_attacks(root: Path, dataset: str | None = None) -> list[tuple[Path, dict[str, Any]]]:
-    """The attack folders directly under ``root`` (those with a readable ``attack.json``; of ``dataset`` when
-    given), newest first, each with its settings."""
-    if not root.is_dir():
-        return []
-    found = []
-    for folder in root.iterdir():
-        try:
-            settings = json.loads((folder / SETTINGS).read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-            continue
-        if dataset is None or settings.get("dataset") == dataset:
-            found.append((folder.stat().st_mtime, folder.name, folder, settings))
-    return [(folder, settings) for *_, folder, settings in sorted(found, key=lambda f: f[:2], reverse=True)]
-
-
 def wanted_settings(dataset: str, model: str, ks: list[int], placement: str, source: str | None,
                     questions: int) -> dict[str, Any]:
     """The ``RESUME_KEYS`` of ``attack.json`` that an attack with these choices writes."""
@@ -106,33 +50,24 @@ def wanted_settings(dataset: str, model: str, ks: list[int], placement: str, sou
             "source": source if placement == "one_source" else None, "questions": questions}
 
 
-def differences(settings: dict[str, Any], wanted: dict[str, Any]) -> list[str]:
+def differences(settings: AttackSettings, wanted: dict[str, Any]) -> list[str]:
     """The ``RESUME_KEYS`` whose value differs (empty: the folder can be resumed with these choices)."""
-    return [k for k in RESUME_KEYS if settings.get(k) != wanted.get(k)]
+    return [k for k in RESUME_KEYS if getattr(settings, k) != wanted.get(k)]
 
 
-def resumable(root: Path, wanted: dict[str, Any]) -> Path | None:
-    """The newest attack folder under ``root`` with the settings ``wanted``, if any."""
-    return next((folder for folder, settings in find_attacks(root, wanted["dataset"])
-                 if not differences(settings, wanted)), None)
+def resumable(folders: list[tuple[Path, AttackSettings]], wanted: dict[str, Any]) -> Path | None:
+    """The newest of ``folders`` (``backend.outputs.find_attacks``, newest first) with the settings ``wanted``."""
+    return next((folder for folder, settings in folders
+                 if settings.dataset == wanted["dataset"] and not differences(settings, wanted)), None)
 
 
-def rows_written(folder: Path) -> int:
-    """The rows in a folder's results.jsonl (lines; a half-written last one included)."""
-    try:
-        with open(folder / RESULTS, "rb") as fh:
-            return sum(1 for line in fh if line.strip())
-    except OSError:
-        return 0
-
-
-def folder_label(folder: Path, settings: dict[str, Any]) -> str:
+def folder_label(folder: Path, settings: AttackSettings) -> str:
     """``"ramdocs_dev-20261125-130000 · k 1, 3, 5 · 20 questions · spread"`` for a picker."""
-    ks = ", ".join(str(k) for k in settings.get("ks", []))
-    place = settings.get("placement", "?")
+    ks = ", ".join(str(k) for k in settings.ks)
+    place = settings.placement or "?"
     if place == "one_source":
-        place += f" ({settings.get('source') or 'attacker'})"
-    return f"{folder.name} · k {ks} · {plural(settings.get('questions', 0), 'question')} · {place}"
+        place += f" ({settings.source or 'attacker'})"
+    return f"{folder.name} · k {ks} · {plural(settings.questions, 'question')} · {place}"
 
 
 def run_count(questions: int, ks: int, methods: int) -> int:
@@ -142,49 +77,47 @@ def run_count(questions: int, ks: int, methods: int) -> int:
 
 # --- tables --------------------------------------------------------------------------------------------------
 
-def ks_of(summary: dict[str, Any]) -> list[int]:
-    """Every k in the summary, numerically (the summary's keys are strings: "10" sorts before "3")."""
-    return sorted({int(k) for per_k in summary.values() for k in per_k})
+def ks_of(summary: AttackSummary) -> list[int]:
+    """Every k in the summary, numerically."""
+    return summary.ks()
 
 
-def _entries(summary: dict[str, Any]):
-    for method in method_order(summary):
-        for k in sorted(summary[method], key=int):
-            yield method, int(k), summary[method][k]
+def _entries(summary: AttackSummary):
+    """(method, k, cell): methods in the registry's order, k numerically."""
+    return summary.cells(method_order(summary.method_names))
 
 
-def summary_frame(summary: dict[str, Any]) -> pd.DataFrame:
+def summary_frame(summary: AttackSummary) -> pd.DataFrame:
     """One row per method and k (methods in the registry's order, k numerically): the three rates (percent, None
     where nothing could be scored), n (rows without error), errors and rows not run yet."""
-    rows = [{"method": m, "k": k, **{COLUMNS[r]: e.get(r) for r in METRICS}, "n": e["n"], "errors": e["errors"],
-             "missing": e.get("missing", 0)} for m, k, e in _entries(summary)]
+    rows = [{"method": m, "k": k, **{COLUMNS[r]: getattr(e, r) for r in METRICS}, "n": e.n, "errors": e.errors,
+             "missing": e.missing} for m, k, e in _entries(summary)]
     return pd.DataFrame(rows, columns=["method", "k", *COLUMNS.values(), "n", "errors", "missing"])
 
 
-def clean_documents_frame(summary: dict[str, Any], k: int) -> pd.DataFrame:
+def clean_documents_frame(summary: AttackSummary, k: int) -> pd.DataFrame:
     """For one k: one row per method and number of clean documents the question had (numerically), its rates."""
     rows = []
     for m, kk, e in _entries(summary):
         if kk != k:
             continue
-        for count in sorted(e.get("by_clean_documents", {}), key=int):
-            s = e["by_clean_documents"][count]
-            rows.append({"method": m, "clean documents": int(count), **{COLUMNS[r]: s.get(r) for r in METRICS},
-                         "n": s["n"], "errors": s["errors"]})
+        for count in sorted(e.by_clean_documents, key=int):
+            s = e.by_clean_documents[count]
+            rows.append({"method": m, "clean documents": int(count), **{COLUMNS[r]: getattr(s, r) for r in METRICS},
+                         "n": s.n, "errors": s.errors})
     return pd.DataFrame(rows, columns=["method", "clean documents", *COLUMNS.values(), "n", "errors"])
 
 
-def fooled_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
+def fooled_frame(rows: list[AttackRow]) -> pd.DataFrame:
     """The attacked rows (k ≥ 1) where the method's answers include the target: question, k, method, target and
     the method's answers, all as text."""
     out = []
     for r in rows:
-        result = r.get("result") or {}
-        answers = result.get("answers") or []
-        if not r.get("k") or result.get("error") or not accuracy(answers, [r.get("target", "")]):
+        answers = r.result.answers
+        if not r.k or r.result.error or not accuracy(answers, [r.target]):
             continue
-        out.append({"question": r.get("attack_of", ""), "k": r["k"], "method": r.get("method", ""),
-                    "target": r.get("target", ""), "answers": "; ".join(answers)})
+        out.append({"question": r.attack_of, "k": r.k, "method": r.method, "target": r.target,
+                    "answers": "; ".join(answers)})
     frame = pd.DataFrame(out, columns=["question", "k", "method", "target", "answers"])
     return frame.sort_values(["question", "k", "method"], kind="stable", ignore_index=True)
 
@@ -202,7 +135,7 @@ def rate_title(metric: str) -> str:
     return f"{METRICS[metric].capitalize()} per number of injected passages k"
 
 
-def rate_figure(summary: dict[str, Any], metric: str = "attack_success_rate") -> go.Figure:
+def rate_figure(summary: AttackSummary, metric: str = "attack_success_rate") -> go.Figure:
     """``metric`` (a key of ``METRICS``) against k, one line per method; k = 0 is the clean question."""
     title = rate_title(metric)
     frame = summary_frame(summary)
@@ -216,7 +149,7 @@ def rate_figure(summary: dict[str, Any], metric: str = "attack_success_rate") ->
         # ticks and the hover keep the true k)
         nudge = DODGE * (i - (len(groups) - 1) / 2)
         fig.add_scatter(x=part["k"] + nudge, y=part[column], name=html.escape(method), mode="lines+markers",
-                        line=dict(color=METHOD_COLORS.get(method), width=2), marker=dict(size=8),
+                        line=dict(color=method_color(method), width=2), marker=dict(size=8),
                         customdata=part[["k", "n"]].values,
                         hovertemplate="k = %{customdata[0]}: %{y:.1f}% of %{customdata[1]}<extra>"
                                       + html.escape(method) + "</extra>")
@@ -229,7 +162,7 @@ def rate_figure(summary: dict[str, Any], metric: str = "attack_success_rate") ->
     return legend_above(fig)
 
 
-def clean_documents_figure(summary: dict[str, Any], k: int, metric: str = "attack_success_rate") -> go.Figure:
+def clean_documents_figure(summary: AttackSummary, k: int, metric: str = "attack_success_rate") -> go.Figure:
     """For one k: ``metric`` per number of clean documents, grouped bars, one per method."""
     title = f"{METRICS[metric].capitalize()} at k = {k}, by the question's number of clean documents"
     frame = clean_documents_frame(summary, k)
@@ -242,7 +175,7 @@ def clean_documents_figure(summary: dict[str, Any], k: int, metric: str = "attac
     fig = go.Figure()
     for method, part in frame.groupby("method", sort=False):
         part = part.set_index("clean documents").reindex(counts)
-        fig.add_bar(name=html.escape(method), x=labels, y=part[column], marker_color=METHOD_COLORS.get(method),
+        fig.add_bar(name=html.escape(method), x=labels, y=part[column], marker_color=method_color(method),
                     customdata=part[["n"]].fillna(0).values,
                     hovertemplate="%{x}: %{y:.1f}% of %{customdata[0]}<extra>" + html.escape(method) + "</extra>")
     fig.update_layout(barmode="group", title=title, height=380, legend_title="method",
@@ -250,14 +183,6 @@ def clean_documents_figure(summary: dict[str, Any], k: int, metric: str = "attac
     fig.update_xaxes(title="clean documents in the question", **every_category(labels))
     _percent_axis(fig, f"{METRICS[metric]} (%)")
     return legend_above(fig)
-
-
-def progress_label(phase: str, done: int, total: int, elapsed_s: float, unit: str, methods: int) -> str:
-    """The running attack's bar text: attacked questions done / total, ETA, and the method runs that is."""
-    text = progress_text(phase, done, total, elapsed_s, unit)
-    if unit == "attacked question" and methods > 1:
-        text += f" · {done * methods:,}/{total * methods:,} method runs"
-    return text
 
 
 # --- panels --------------------------------------------------------------------------------------------------
@@ -308,12 +233,13 @@ def render_controls(st, page: str, available: list[str], questions: int, model: 
     return Choices(methods, ks, limit, placement, source if placement == "one_source" else None)
 
 
-def render_open(st, page: str, root: Path, shown: dict) -> None:
-    """Pick an attack folder under ``root`` (newest first) or type any folder's path; Open puts it in
-    ``shown["open"]`` or says what is wrong."""
+def render_open(st, page: str, folders: list[tuple[Path, AttackSettings]], shown: dict,
+                opener: Callable[[str], AttackResult]) -> None:
+    """Pick one of ``folders`` (``backend.outputs.find_attacks``, newest first) or type any folder's path; Open puts
+    ``opener(path)`` (``backend.outputs.open_attack``) in ``shown["open"]`` or says what is wrong."""
     from components.safe import md
 
-    labels = {str(f): folder_label(f, s) for f, s in find_attacks(root)}
+    labels = {str(f): folder_label(f, s) for f, s in folders}
     cols = st.columns([6, 1], vertical_alignment="bottom")
     path = cols[0].selectbox("attack folder", [*labels, OTHER_FOLDER], format_func=lambda o: labels.get(o, o),
                              key=f"{page}.attack_folder", help="The page's attacks (under the cache folder's "
@@ -323,7 +249,7 @@ def render_open(st, page: str, root: Path, shown: dict) -> None:
                              help="Written by `python -m backend attack --out DIR`; only read, never changed.")
     if cols[1].button("Open", type="primary", key=f"{page}.attack_open"):
         try:
-            shown["open"] = open_attack(path)
+            shown["open"] = opener(path)
             st.session_state[f"{page}.attack_open_error"] = None
         except AttackError as err:
             shown.pop("open", None)
@@ -332,20 +258,20 @@ def render_open(st, page: str, root: Path, shown: dict) -> None:
         st.error(md(error), icon=":material/error:")
 
 
-def render_attack(st, attack: Attack, page: str) -> None:
+def render_attack(st, attack: AttackResult, page: str) -> None:
     """The results of one attack: what it was, the table, the rate charts, the clean-documents slice, the
     questions where a method was fooled, and the summary's download."""
     from components.safe import md
 
     s = attack.settings
-    place = s.get("placement", "?") + (f" into source {md(s.get('source') or 'attacker')}"
-                                       if s.get("placement") == "one_source" else "")
-    st.caption(f"{md(s.get('dataset', '?'))} · model {md(s.get('model') or '?')} · "
-               f"{plural(s.get('questions', 0), 'question')} · k {md(', '.join(map(str, s.get('ks', []))))} · "
+    place = (s.placement or "?") + (f" into source {md(s.source or 'attacker')}"
+                                    if s.placement == "one_source" else "")
+    st.caption(f"{md(s.dataset or '?')} · model {md(s.model or '?')} · "
+               f"{plural(s.questions, 'question')} · k {md(', '.join(map(str, s.ks)))} · "
                f"{md(place)} · {md(str(attack.path))}")
-    if skipped := s.get("not_attacked"):
+    if skipped := s.not_attacked:
         st.caption(f"Not attacked (no target answer could be found): {plural(len(skipped), 'question')}.")
-    if not attack.summary:
+    if attack.summary.empty:
         st.info("No method has run yet.")
         return
     frame = summary_frame(attack.summary)
@@ -372,6 +298,7 @@ def render_attack(st, attack: Attack, page: str) -> None:
     fooled = fooled_frame(attack.rows)
     with st.expander(f"Fooled: the attacked questions where a method's answers include the target ({len(fooled)})"):
         st.dataframe(fooled, hide_index=True)
-    st.download_button("Summary (JSON)", json.dumps(attack.summary, ensure_ascii=False, indent=2).encode("utf-8"),
-                       file_name=f"{s.get('dataset', 'attack')}-attack-summary.json", mime="application/json",
+    st.download_button("Summary (JSON)", json.dumps(attack.summary.as_dict(), ensure_ascii=False,
+                                                    indent=2).encode("utf-8"),
+                       file_name=f"{s.dataset or 'attack'}-attack-summary.json", mime="application/json",
                        key=f"{page}.attack_summary", icon=":material/download:")

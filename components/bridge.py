@@ -1,11 +1,12 @@
 """BRIDGE's views (the Decision path page): pure shaping of a ``BridgeTrace`` (+ the question, for the options and
 the truth overlay, + the recorded calls) into frames, plotly figures and strings, and the page's panels
-(``render_*``, each given the Streamlit module or a container as ``st``). bridge.md §7 lists what is shown.
+(``render_*``, each given the Streamlit module or a container as ``st``).
+docs/methods/bridge.md §7 lists what is shown.
 
 Every number comes from the trace (what the allocator read, the scorer's components, the nodes the tree visited with
 the values it compared) or from ``backend.methods.bridge.tree`` (the phase map's regions, computed with the same
-``decide`` the method ran). The S1–S4 pair mapping is bridge.md's inference (the paper's Figure 2 is missing) and
-is labelled so. The truth overlay (the scenario label, the gold option) is joined in only when asked for.
+``decide`` the method ran). The S1–S4 pair mapping is our inference
+(docs/methods/bridge.md §3 Step 3, §8.1; the paper's Figure 2 is missing) and is labelled so. The truth overlay (the scenario label, the gold option) is joined in only when asked for.
 """
 
 from __future__ import annotations
@@ -21,17 +22,20 @@ import plotly.graph_objects as go
 from backend.answers import normalize
 from backend.llm.formats import is_idk
 from backend.methods.bridge import LEAF_KNOWLEDGE, decide
+from backend.methods.bridge.method import SPEC
 from backend.report.layout import TITLE_PX, legend_above
 from backend.report.palette import KIND_COLORS
 from backend.report.text import plural
-from backend.schema import BridgeCycle, BridgeKnowledge, BridgeTrace, LLMCall, PairScore, Question
-from components.calls import cost_line, render_call
+from backend.schema import BridgeCycle, BridgeKnowledge, BridgeTrace, LLMCall, MethodResult, PairScore, Question
+from components.calls import cost_line, render_raw_calls, roles_frame
 from components.safe import md
+from components.views import View
+
 
 NONE = "—"
 IDK_ABSTAINED = "I don't know (abstained)"
 SNIPPET_CHARS = 140
-INFERRED = "inferred (bridge.md)"
+INFERRED = "inferred (docs/methods/bridge.md §8.1)"
 YES, NO = "✓", "✗"
 OUTCOMES = ("FA", "FI", "FE", "RA", "REFLECT")
 STRATEGY = {"FA": "integrate all", "FI": "trust internal", "FE": "trust external", "RA": "refuse",
@@ -50,8 +54,6 @@ TREE_TITLE = "Maximum Soft-bias Decision Tree"
 PHASE_TITLE = "Phase map: which leaf the tree picks for r_p and D = S3 − S2 (S1 = S4 = 0)"
 SQUARE_TITLE = f"S1–S4 between the four knowledge sets (pair mapping {INFERRED})"
 BIAS_TITLE = "Soft bias"
-CALL_ROLES = {"allocate": "Soft Bias Allocator", "internal_knowledge": "K_int: closed-book passage (ours)",
-              "sub_queries": "sub-query generation", "respond": "responder"}
 
 
 def snippet(text: str, limit: int = SNIPPET_CHARS) -> str:
@@ -505,13 +507,7 @@ def strategy_text(trace: BridgeTrace) -> str:
 # --- calls --------------------------------------------------------------------------------------------------------
 
 def call_role(step: str) -> str:
-    if step in CALL_ROLES:
-        return CALL_ROLES[step]
-    if m := re.fullmatch(r"generate_cycle_(\d+)", step):
-        return f"multi-query generator, cycle {m.group(1)}"
-    if m := re.fullmatch(r"reflect_(\d+)", step):
-        return f"reflection {m.group(1)}"
-    return step
+    return SPEC.role(step)
 
 
 def _order(step: str) -> tuple[int, int]:
@@ -528,11 +524,7 @@ def ordered_calls(calls: Sequence[LLMCall]) -> list[LLMCall]:
 
 
 def calls_frame(calls: Sequence[LLMCall]) -> pd.DataFrame:
-    rows = [{"call": i, "step": c.step, "role": call_role(c.step), "prompt tokens": c.prompt_tokens,
-             "completion tokens": c.completion_tokens, "latency s": round(c.latency_s, 3), "cached": c.cache_hit,
-             "error": c.error or ""} for i, c in enumerate(ordered_calls(calls), start=1)]
-    return pd.DataFrame(rows, columns=["call", "step", "role", "prompt tokens", "completion tokens", "latency s",
-                                       "cached", "error"])
+    return roles_frame(ordered_calls(calls))
 
 
 # --- panels (each given the Streamlit module or a container as ``st``) -----------------------------------------
@@ -599,7 +591,7 @@ def render_knowledge(st, trace: BridgeTrace, question: Question) -> None:
     with left.container(border=True):
         with st.container(horizontal=True):
             st.badge("K_int: internal", color="violet")
-            st.caption("the model's closed-book passage (our prompt, bridge.md §8.14)")
+            st.caption("the model's closed-book passage (our prompt, docs/methods/bridge.md §8.14)")
         if trace.k_int_idk:
             st.info(NO_INTERNAL)
         else:
@@ -656,7 +648,8 @@ def render_cycle(st, cycle: BridgeCycle, trace: BridgeTrace, page: str) -> None:
 
 def render_phase(st, trace: BridgeTrace, page: str) -> None:
     st.subheader("Phase map")
-    st.caption("bridge.md's derived view ([ours]): once N0 finds a conflict, only r_p and D = S3 − S2 decide.")
+    st.caption("The derived view of docs/methods/bridge.md §3 ([ours]): once N0 finds a conflict, only r_p and "
+               "D = S3 − S2 decide.")
     st.plotly_chart(phase_figure(trace), key=f"{page}.phase")
     st.text(phase_note(trace))
 
@@ -685,9 +678,30 @@ def render_response(st, trace: BridgeTrace, question: Question, show_truth: bool
 
 
 def render_calls(st, calls: Sequence[LLMCall]) -> None:
-    with st.expander(f"Raw prompts and outputs ({plural(len(calls), 'call')})"):
-        if not calls:
-            st.text("No call records.")
-        for i, call in enumerate(ordered_calls(calls), start=1):
-            st.markdown(f"**Call {i}: {md(call_role(call.step))}**")
-            render_call(st, call)
+    render_raw_calls(st, ordered_calls(calls))
+
+
+# --- the page (``components.session.views.render_method_page`` draws it) -------------------------------------------
+
+def render_intro(st, question: Question) -> None:
+    render_question(st, question)
+    options = f"{len(question.options)} options" if question.options else "no options: free-form answer"
+    st.caption(f"{md(question.id)} · {options}")
+
+
+def render_page(st, result: MethodResult, question: Question, show_truth: bool, page: str) -> None:
+    trace = result.trace
+    render_header(st, trace, question, result.calls, show_truth)
+    render_bias(st, trace, page)
+    render_knowledge(st, trace, question)
+    render_cycles(st, trace, page)
+    render_phase(st, trace, page)
+    render_response(st, trace, question, show_truth)
+    render_calls(st, result.calls)
+
+
+#: this method's page in the app's view registry (``components.views``)
+VIEW = View("Decision path (BRIDGE)", ":material/account_tree:", "bridge", "pages/bridge.py", method="bridge",
+            intro=render_intro, run_label="Allocating, collecting knowledge and walking the tree", panels=render_page,
+            calls=render_calls, missing="no decision trace",
+            truth_help="The scenario label and the gold option. Methods never see these.")

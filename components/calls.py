@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+
 import pandas as pd
 
+from backend.methods import SPECS
+from backend.report.text import plural
 from backend.schema import LLMCall
 from components.safe import md
 
-COLUMNS = ["id", "dataset", "question", "method", "step", "task", "model", "cache hit", "attempts", "prompt tokens",
+COLUMNS = ["id", "dataset", "question", "method", "step", "role", "task", "model", "cache hit", "attempts", "prompt tokens",
            "completion tokens", "latency s", "error"]
 #: how the question column reads for a method's dataset-level work (RA-RAG's stage 1)
 DATASET_LEVEL = "(dataset-level)"
@@ -18,9 +22,14 @@ def for_question(calls: list[LLMCall], dataset: str, question_id: str) -> list[L
     return [c for c in calls if c.dataset == dataset and c.question_id == question_id]
 
 
+def role(call: LLMCall) -> str:
+    """What the call is in its method's paper (``MethodSpec.step_roles``); its step when none is declared."""
+    return SPECS[call.method].role(call.step) if call.method in SPECS else call.step
+
+
 def calls_frame(calls: list[LLMCall], methods: list[str] | None = None, steps: list[str] | None = None) -> pd.DataFrame:
     rows = [{"id": c.id, "dataset": c.dataset or "—", "question": c.question_id or DATASET_LEVEL,
-             "method": c.method or "—", "step": c.step, "task": c.task, "model": c.model,
+             "method": c.method or "—", "step": c.step, "role": role(c), "task": c.task, "model": c.model,
              "cache hit": c.cache_hit, "attempts": c.attempts, "prompt tokens": c.prompt_tokens,
              "completion tokens": c.completion_tokens, "latency s": round(c.latency_s, 4), "error": c.error or ""}
             for c in calls
@@ -56,3 +65,24 @@ def render_call(st, call: LLMCall) -> None:
         st.code(message.get("content", ""), language=None, wrap_lines=True)
     st.markdown("**response**" if not call.error else "**error**")
     st.code(call.response if not call.error else call.error, language=None, wrap_lines=True)
+
+
+ROLE_COLUMNS = ["call", "step", "role", "prompt tokens", "completion tokens", "latency s", "cached", "error"]
+
+
+def roles_frame(calls: Sequence[LLMCall], role_of: Callable[[LLMCall], str] = role) -> pd.DataFrame:
+    """One method's calls in the order given, one row each: what it is (``role_of``), tokens, latency, cache, error."""
+    rows = [{"call": i, "step": c.step, "role": role_of(c), "prompt tokens": c.prompt_tokens,
+             "completion tokens": c.completion_tokens, "latency s": round(c.latency_s, 3), "cached": c.cache_hit,
+             "error": c.error or ""} for i, c in enumerate(calls, start=1)]
+    return pd.DataFrame(rows, columns=ROLE_COLUMNS)
+
+
+def render_raw_calls(st, calls: Sequence[LLMCall], role_of: Callable[[LLMCall], str] = role) -> None:
+    """Every call's prompt and raw response, verbatim, collapsed, each titled by what it is."""
+    with st.expander(f"Raw prompts and outputs ({plural(len(calls), 'call')})"):
+        if not calls:
+            st.text("No call records.")
+        for i, call in enumerate(calls, start=1):
+            st.markdown(f"**Call {i}: {md(role_of(call))}**")
+            render_call(st, call)

@@ -1,6 +1,7 @@
 """Counterfactual prompting's views (the Risk page, RC-RAG): pure shaping of a ``CounterfactualTrace`` (one question)
 and of a ``RiskSweep`` (a dataset) into strings, frames and plotly figures, and the page's panels (``render_*``, each
-given the Streamlit module or a container as ``st``). Spec: shared/methods/counterfactual-rag.md §7.
+given the Streamlit module or a container as ``st``). Spec:
+docs/methods/counterfactual.md §7 (the § numbers below are that file's).
 
 Everything shown comes from the trace (what ran and what it decided), the recorded calls, or the sweep's folds and
 metrics; the truth (the A/U label and the fold) is joined only through ``backend.scoring``, and for one question only
@@ -18,13 +19,17 @@ import plotly.graph_objects as go
 from backend.report.layout import AXIS_TITLE_PX, count_axis, every_category, legend_above, no_data
 from backend.report.palette import BADGE_COLORS, KIND_COLORS, KIND_LABELS, STRATEGY_COLORS
 from backend.report.text import plural
-from backend.risk import REFERENCE, RiskPoint, RiskSweep
+from backend.methods.counterfactual.risk import REFERENCE, RiskPoint, RiskSweep
 from backend.schema import CFBranch, CFMatch, CFReply, CounterfactualTrace, LLMCall, MethodResult, Question
 from backend.scoring import CODE_ONLY_METRICS, FOLDS, RISK_METRICS, doc_kind, risk_fold
 from components.calls import render_call
 from components.documents import PREVIEW_CHARS
 from components.failures import render_failure
 from components.safe import md
+from components.views import View
+
+#: this method's page (the app's view registry, ``components.views``)
+VIEW = View("Risk (counterfactual prompting)", ":material/shield:", "counterfactual", "pages/counterfactual.py", method="counterfactual")
 
 IDK = "I don't know"
 NA = "n/a"

@@ -1,5 +1,6 @@
-"""Evaluate page shaping and charts: pure functions of a batch evaluation (``backend.evaluate``'s summary and
-results) plus small ``render_*`` panels that take Streamlit as an argument.
+"""Evaluate page shaping and charts: pure functions of a batch evaluation (``backend.outputs.Evaluation``: its
+typed ``Summary`` and results, read from disk by ``backend.outputs.open_evaluation``) plus small ``render_*`` panels
+that take Streamlit as an argument.
 
 Every metric comes from ``backend.evaluate.summarize`` and every per-question label from ``backend.scoring.verdict``;
 nothing here decides what is correct.
@@ -10,8 +11,6 @@ from __future__ import annotations
 import html
 import json
 import math
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -20,14 +19,14 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from backend.evaluate import RESULTS, SUMMARY, load_results, read_rows, summarize
-from backend.methods import ALL_METHODS
+from backend.outputs import Evaluation
 from backend.report.compare import agree
 from backend.report.layout import (AXIS_TITLE_PX, count_axis, every_category, legend_above, no_data,
                                    size_heatmap)
-from backend.report.palette import METHOD_COLORS, VERDICT_COLORS
+from backend.report.palette import VERDICT_COLORS, method_color
 from backend.report.text import plural
-from backend.schema import Dataset, MethodResult, Question
+from backend.schema import Dataset, MethodResult
+from backend.schema.summary import Summary
 from backend.scoring import predicted, verdict
 
 Pair = tuple[str, str]
@@ -42,88 +41,6 @@ FILTERS = {"all": "all questions", "disagree": "methods disagree (answers differ
            "all_wrong": "all wrong (no method correct)", "one_right": "one method right (exactly one correct)"}
 SLICE_LABELS = {"mix": "evidence mix (a question can be in several)", "scenario": "scenario",
                 "documents": "number of documents"}
-
-
-@dataclass
-class Evaluation:
-    """One batch evaluation as the page shows it. ``dataset`` is None when the results name a dataset that is not
-    loaded here: then only the summary (from ``summary.json``) can be shown, not the questions."""
-    summary: dict[str, Any]
-    results: dict[Pair, MethodResult]
-    dataset: Dataset | None
-    path: Path | None = None
-    notes: list[str] = field(default_factory=list)
-
-    @property
-    def methods(self) -> list[str]:
-        return list(self.summary["methods"])
-
-    @property
-    def questions(self) -> list[Question]:
-        if self.dataset is None:
-            return []
-        asked = {q for q, _ in self.results}
-        return [q for q in self.dataset.questions if q.id in asked]
-
-
-class ResultsError(ValueError):
-    """A results file that cannot be shown (missing, empty, not a results file)."""
-
-
-def method_order(names) -> list[str]:
-    """Known methods in the registry's display order, then any others in the order given."""
-    names = list(dict.fromkeys(names))
-    return [m for m in ALL_METHODS if m in names] + [m for m in names if m not in ALL_METHODS]
-
-
-def open_results(path: str | Path, find_dataset: Callable[[str], Dataset | None]) -> Evaluation:
-    """A results file (or the folder holding ``results.jsonl``) written by ``evaluate`` (CLI or page), read only:
-    a half-written last line or an unreadable line is left out and reported in ``notes``, never repaired on disk.
-    The summary is recomputed from the rows when ``find_dataset(name)`` gives the dataset they name (questions: those
-    with a row), else taken from ``summary.json`` beside them. Raises ``ResultsError`` with what is wrong."""
-    p = Path(str(path).strip()).expanduser()
-    if not str(path).strip():
-        raise ResultsError("Enter the path of a results.jsonl file or of the folder holding it.")
-    if p.is_dir():
-        if not (p / RESULTS).is_file():
-            raise ResultsError(f"{p}: no {RESULTS} in this folder")
-        p = p / RESULTS
-    elif not p.exists():
-        raise ResultsError(f"{p}: no such file or folder")
-    try:
-        results, notes = load_results(p)
-    except (OSError, UnicodeDecodeError) as err:
-        raise ResultsError(f"{p}: cannot be read ({err})") from err
-    if not results:
-        if notes:
-            raise ResultsError(f"{p}: not a results file of `evaluate` (rows {{dataset, model, question_id, "
-                               f"method, result}}): " + "; ".join(notes[:3]) + (" …" if len(notes) > 3 else ""))
-        raise ResultsError(f"{p}: has no results yet")
-    rows, _ = read_rows(p)
-    names = sorted({(r.get("dataset"), r.get("model")) for r in rows}, key=str)
-    name, model = names[0] if names else (None, None)
-    if len(names) > 1:
-        notes.append(f"{p}: rows of {len(names)} dataset / model pairs; showing those of {name} with {model} "
-                     "scored against one dataset")
-    methods = method_order(m for _, m in results)
-    dataset = find_dataset(name) if name else None
-    if dataset is not None:
-        known = {q.id for q in dataset.questions}
-        unknown = sorted({q for q, _ in results if q not in known})
-        if unknown:
-            notes.append(f"{plural(len(unknown), 'question id')} not in the dataset {name} (e.g. {unknown[0]}): "
-                         "left out; was the dataset changed since the run?")
-        asked = {q for q, _ in results}
-        questions = [q for q in dataset.questions if q.id in asked]
-        summary = summarize(dataset, results, methods=methods, questions=questions, model=model, notes=notes)
-        return Evaluation(summary, results, dataset, p, notes)
-    if not (p.parent / SUMMARY).is_file():
-        raise ResultsError(f"{p}: the rows are of the dataset {name!r}, which is not loaded here, and there is no "
-                           f"{SUMMARY} beside them: pick that dataset in the sidebar to score them")
-    summary = json.loads((p.parent / SUMMARY).read_text(encoding="utf-8"))
-    notes = notes + [f"The dataset {name!r} is not loaded here: showing {p.parent / SUMMARY} as written; pick the "
-                     "dataset in the sidebar to see the questions and verdicts."]
-    return Evaluation(summary, results, None, p, notes)
 
 
 # --- numbers -------------------------------------------------------------------------------------------------
@@ -143,24 +60,21 @@ def _pct(value: float | None, digits: int = 1) -> str:
     return NA if value is None else f"{value:.{digits}f}"
 
 
-def summary_frame(summary: dict[str, Any]) -> pd.DataFrame:
+def summary_frame(summary: Summary) -> pd.DataFrame:
     """One row per method: counts, answer metrics (percent), risk / coverage when the method abstains, mean cost per
     question. Shown as text: ``n/a`` where nothing could be scored, ``—`` where a metric does not apply. ``scored``
     and ``missing`` only when they say something (a row not scored, a pair not run)."""
     rows = []
-    for name, m in summary["methods"].items():
-        risk = m.get("risk")
-        tokens = None if m.get("mean_prompt_tokens") is None else \
-            (m["mean_prompt_tokens"] or 0) + (m.get("mean_completion_tokens") or 0)
-        rows.append({"method": name, "n": m["n"], "scored": m.get("scored", m["n"]), "errors": m["errors"],
-                     "missing": m.get("missing", 0),
-                     "accuracy %": _pct(m["accuracy"]), "strict EM %": _pct(m["strict_em"]),
-                     "P %": _pct(m["precision"]), "R %": _pct(m["recall"]), "F1 %": _pct(m["f1"]),
-                     "refusal %": _pct(m["refusal_rate"]),
-                     "risk % ↓": _pct(risk.get("risk")) if risk else NOT_APPLICABLE,
-                     "coverage %": _pct(risk.get("coverage")) if risk else NOT_APPLICABLE,
-                     "calls / q": _pct(m.get("mean_calls"), 2), "tokens / q": _pct(tokens, 0),
-                     "wall s / q": _pct(m.get("mean_wall_s"), 2)})
+    for name, m in summary.methods.items():
+        risk = m.risk
+        rows.append({"method": name, "n": m.n, "scored": m.scored, "errors": m.errors, "missing": m.missing,
+                     "accuracy %": _pct(m.accuracy), "strict EM %": _pct(m.strict_em),
+                     "P %": _pct(m.precision), "R %": _pct(m.recall), "F1 %": _pct(m.f1),
+                     "refusal %": _pct(m.refusal_rate),
+                     "risk % ↓": _pct(risk.risk) if risk else NOT_APPLICABLE,
+                     "coverage %": _pct(risk.coverage) if risk else NOT_APPLICABLE,
+                     "calls / q": _pct(m.mean_calls, 2), "tokens / q": _pct(m.mean_tokens, 0),
+                     "wall s / q": _pct(m.mean_wall_s, 2)})
     frame = pd.DataFrame(rows)
     if not frame.empty:  # columns that say nothing here: every row scored, nothing missing
         if (frame["scored"] == frame["n"]).all():
@@ -170,13 +84,12 @@ def summary_frame(summary: dict[str, Any]) -> pd.DataFrame:
     return frame
 
 
-def interval_frame(summary: dict[str, Any]) -> pd.DataFrame:
+def interval_frame(summary: Summary) -> pd.DataFrame:
     """Accuracy and strict EM per method with their Wilson 95 % intervals (percent), over the scored rows."""
     rows = []
-    for name, m in summary["methods"].items():
-        n = m.get("scored", m["n"])
-        for metric, label in (("accuracy", "accuracy"), ("strict_em", "strict EM")):
-            value = m[metric]
+    for name, m in summary.methods.items():
+        n = m.scored
+        for value, label in ((m.accuracy, "accuracy"), (m.strict_em, "strict EM")):
             k = round(value * n / 100) if value is not None else 0
             ci = wilson(k, n)
             rows.append({"method": name, "metric": label, "value": value, "k": k, "n": n,
@@ -193,12 +106,12 @@ def _percent_axis(fig: go.Figure, title: str = "percent of scored questions") ->
     fig.update_yaxes(title=title, range=[0, 105], tickvals=[0, 20, 40, 60, 80, 100], automargin=True)
 
 
-def accuracy_figure(summary: dict[str, Any]) -> go.Figure:
+def accuracy_figure(summary: Summary) -> go.Figure:
     frame = interval_frame(summary)
     if frame.empty or frame["value"].isna().all():
         return no_data(ACCURACY_TITLE, "no method has a scored question")
     fig = go.Figure()
-    methods = list(summary["methods"])
+    methods = summary.method_names
     for label, part in frame.groupby("metric", sort=False):
         value = part["value"].fillna(0)
         fig.add_bar(name=label, x=[html.escape(m) for m in part["method"]], y=value, marker_color=METRIC_COLORS[label],
@@ -214,18 +127,18 @@ def accuracy_figure(summary: dict[str, Any]) -> go.Figure:
     return legend_above(fig)
 
 
-def slice_frame(summary: dict[str, Any], family: str) -> pd.DataFrame:
-    """Accuracy per slice of one family (``summary[methods][M][slices][family]``) and method, with each n."""
+def slice_frame(summary: Summary, family: str) -> pd.DataFrame:
+    """Accuracy per slice of one family (``summary.methods[M].slices[family]``) and method, with each n."""
     rows = []
-    for name, m in summary["methods"].items():
-        for slice_name, s in (m.get("slices") or {}).get(family, {}).items():
-            rows.append({"slice": slice_name, "method": name, "accuracy": s["accuracy"], "strict_em": s["strict_em"],
-                         "n": s.get("scored", s["n"])})
+    for name, m in summary.methods.items():
+        for slice_name, s in m.slices.get(family, {}).items():
+            rows.append({"slice": slice_name, "method": name, "accuracy": s.accuracy, "strict_em": s.strict_em,
+                         "n": s.scored})
     return pd.DataFrame(rows, columns=["slice", "method", "accuracy", "strict_em", "n"])
 
 
-def slice_families(summary: dict[str, Any]) -> list[str]:
-    found = {f for m in summary["methods"].values() for f in (m.get("slices") or {})}
+def slice_families(summary: Summary) -> list[str]:
+    found = summary.slice_families()
     return [f for f in SLICE_LABELS if f in found] + sorted(found - set(SLICE_LABELS))
 
 
@@ -233,7 +146,7 @@ def _slice_key(name: str) -> tuple:
     return (0, int(name), "") if name.isdigit() else (1, 0, name)
 
 
-def slice_figure(summary: dict[str, Any], family: str) -> go.Figure:
+def slice_figure(summary: Summary, family: str) -> go.Figure:
     title = f"Accuracy per {SLICE_LABELS.get(family, family)}"
     frame = slice_frame(summary, family)
     if frame.empty:
@@ -245,7 +158,7 @@ def slice_figure(summary: dict[str, Any], family: str) -> go.Figure:
     for method, part in frame.groupby("method", sort=False):
         part = part.set_index("slice").reindex(names)
         fig.add_bar(name=html.escape(method), x=labels, y=part["accuracy"],
-                    marker_color=METHOD_COLORS.get(method), customdata=part[["n"]].fillna(0).values,
+                    marker_color=method_color(method), customdata=part[["n"]].fillna(0).values,
                     hovertemplate="%{x}: %{y:.1f}% of %{customdata[0]} questions<extra>" + html.escape(method)
                                   + "</extra>")
     fig.update_layout(barmode="group", title=title, height=380, legend_title="method",
@@ -258,23 +171,23 @@ def slice_figure(summary: dict[str, Any], family: str) -> go.Figure:
 COST_TITLE = "Cost per question, per method (means)"
 
 
-def cost_figure(summary: dict[str, Any]) -> go.Figure:
-    methods = [m for m, e in summary["methods"].items() if e.get("mean_calls") is not None]
+def cost_figure(summary: Summary) -> go.Figure:
+    methods = [m for m, e in summary.methods.items() if e.mean_calls is not None]
     if not methods:
         return no_data(COST_TITLE, "no method has a result yet")
-    entries = [summary["methods"][m] for m in methods]
+    entries = [summary.methods[m] for m in methods]
     labels = [html.escape(m) for m in methods]
-    colors = [METHOD_COLORS.get(m, "#607d8b") for m in methods]
+    colors = [method_color(m) for m in methods]
     fig = make_subplots(rows=1, cols=2, subplot_titles=("model calls", "tokens (prompt + completion)"),
                         horizontal_spacing=0.12)
-    fig.add_bar(x=labels, y=[e["mean_calls"] for e in entries], marker_color=colors, showlegend=False,
+    fig.add_bar(x=labels, y=[e.mean_calls for e in entries], marker_color=colors, showlegend=False,
                 hovertemplate="%{x}: %{y:.2f} calls per question<extra></extra>", row=1, col=1)
-    tokens = [(e.get("mean_prompt_tokens") or 0) + (e.get("mean_completion_tokens") or 0) for e in entries]
+    tokens = [e.mean_tokens or 0 for e in entries]
     fig.add_bar(x=labels, y=tokens, marker_color=colors, showlegend=False,
                 hovertemplate="%{x}: %{y:,.0f} tokens per question<extra></extra>", row=1, col=2)
     fig.update_layout(title=COST_TITLE, height=400, margin=dict(t=90, b=AXIS_TITLE_PX + 20, l=60, r=10))
     fig.update_xaxes(**every_category(labels))
-    fig.update_yaxes(title="calls per question", row=1, col=1, **count_axis(max(e["mean_calls"] for e in entries)))
+    fig.update_yaxes(title="calls per question", row=1, col=1, **count_axis(max(e.mean_calls for e in entries)))
     fig.update_yaxes(title="tokens per question", row=1, col=2, rangemode="tozero")
     return fig
 
@@ -413,7 +326,7 @@ def csv_bytes(frame: pd.DataFrame) -> bytes:
 
 def jsonl_bytes(ev: Evaluation) -> bytes:
     """The rows of ``results.jsonl`` (one per question × method, the newest row of a pair), question order first."""
-    name, model = ev.summary.get("dataset"), ev.summary.get("model")
+    name, model = ev.summary.dataset, ev.summary.model
     seen = [q.id for q in ev.dataset.questions] if ev.dataset is not None else []
     order = {q: i for i, q in enumerate(dict.fromkeys(seen + [q for q, _ in ev.results]))}
     rank = {m: i for i, m in enumerate(ev.methods)}
@@ -436,12 +349,12 @@ def render_summary(st, ev: Evaluation, page: str) -> None:
     from components.safe import md
 
     s = ev.summary
-    st.caption(f"{md(s['dataset'])} · model {md(s['model'] or '?')} · {plural(s['questions'], 'question')} · "
+    st.caption(f"{md(s.dataset)} · model {md(s.model or '?')} · {plural(s.questions, 'question')} · "
                f"{plural(len(ev.methods), 'method')}" + (f" · {md(str(ev.path))}" if ev.path else ""))
-    if s.get("missing"):
-        st.warning("Not run yet: " + ", ".join(f"{md(m)} {n}" for m, n in s["missing"].items()))
-    if s.get("errors"):
-        st.warning("Errors: " + ", ".join(f"{md(m)} {n}" for m, n in s["errors"].items())
+    if s.missing:
+        st.warning("Not run yet: " + ", ".join(f"{md(m)} {n}" for m, n in s.missing.items()))
+    if s.errors:
+        st.warning("Errors: " + ", ".join(f"{md(m)} {n}" for m, n in s.errors.items())
                    + " (resume with `--resume --retry-errors` to run them again)")
     st.dataframe(summary_frame(s), hide_index=True)
     st.caption("Percent over the scored rows (no error, gold answers known). Accuracy: a predicted answer matches "
@@ -485,7 +398,7 @@ def render_questions(st, ev: Evaluation, page: str, link_dataset: str | None) ->
 
 
 def render_exports(st, ev: Evaluation, frame: pd.DataFrame | None, page: str) -> None:
-    stem = f"{ev.summary['dataset']}-evaluation"
+    stem = f"{ev.summary.dataset}-evaluation"
     cols = st.columns(3)
     if frame is not None:
         cols[0].download_button("Questions (CSV)", csv_bytes(frame), file_name=f"{stem}-questions.csv",
@@ -493,16 +406,7 @@ def render_exports(st, ev: Evaluation, frame: pd.DataFrame | None, page: str) ->
     cols[1].download_button("Results (JSONL)", jsonl_bytes(ev), file_name=f"{stem}-results.jsonl",
                             mime="application/jsonl", key=f"{page}.jsonl", icon=":material/download:",
                             disabled=not ev.results)
-    cols[2].download_button("Summary (JSON)", json.dumps(ev.summary, ensure_ascii=False, indent=2).encode("utf-8"),
+    cols[2].download_button("Summary (JSON)",
+                            json.dumps(ev.summary.as_dict(), ensure_ascii=False, indent=2).encode("utf-8"),
                             file_name=f"{stem}-summary.json", mime="application/json", key=f"{page}.summary",
                             icon=":material/download:")
-
-
-def progress_label(phase: str, done: int, total: int, elapsed_s: float, unit: str, methods: int) -> str:
-    """The running job's bar text: done / total, ETA, and (for questions) the question × method pairs."""
-    from backend.report.text import progress_text
-
-    text = progress_text(phase, done, total, elapsed_s, unit)
-    if unit == "question" and methods > 1:
-        text += f" · {done * methods:,}/{total * methods:,} question × method pairs"
-    return text

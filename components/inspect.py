@@ -3,8 +3,6 @@ shaped in ``backend.report.compare``, which the HTML report shares."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from backend.report.compare import tokens
 from backend.report.palette import VERDICT_COLORS
 from backend.report.text import duration, plural
@@ -12,15 +10,10 @@ from backend.schema import MethodResult, Question
 from backend.scoring import verdict
 from components.failures import column_text
 
-ROOT = Path(__file__).resolve().parents[1]
-#: each method's own page (added with the method); shown as a link under its column
-METHOD_PAGES = {"ra_rag": "pages/sources.py", "madam": "pages/debate.py", "astute": "pages/astute.py",
-                "counterfactual": "pages/counterfactual.py", "bridge": "pages/bridge.py",
-                "no_rag": "pages/calls.py", "vanilla_rag": "pages/calls.py"}
-
-
-def render_column(parent, name: str, result: MethodResult | None, question: Question, show_truth: bool) -> None:
-    """One method's column inside ``parent`` (a column or placeholder container)."""
+def render_column(parent, name: str, result: MethodResult | None, question: Question, show_truth: bool,
+                  details=None) -> None:
+    """One method's column inside ``parent`` (a column or placeholder container); ``details``: the page its
+    "details" link opens (a page file or ``st.Page``, from the view registry), None for no link."""
     box = parent.container(border=True)
     box.markdown(f"**{name}**")  # our method name, not data
     if result is None:
@@ -42,6 +35,5 @@ def render_column(parent, name: str, result: MethodResult | None, question: Ques
     if (prep := result.preparation) is not None:  # dataset-level work (RA-RAG's stage 1), not this question's
         box.caption(f"Dataset-level, once per dataset and model: {prep.label}, {plural(prep.calls, 'call')} · "
                     f"{duration(prep.seconds)}")
-    page = METHOD_PAGES.get(name)
-    if page and (ROOT / page).is_file():
-        box.page_link(page, label="details", icon=":material/arrow_forward:")
+    if details is not None:
+        box.page_link(details, label="details", icon=":material/arrow_forward:")

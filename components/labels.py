@@ -1,6 +1,7 @@
-"""Label page shaping and panels: the review queue's source (evaluation runs), the walk through the queue, the label
-form's values (prefilled from a stored label, turned back into a ``LabelDraft``), the queue and history tables, and
-small ``render_*`` panels that take Streamlit as an argument.
+"""Label page shaping and panels: the walk through the review queue, the label form's values (prefilled from a
+stored label, turned back into a ``LabelDraft``), the queue and history tables, and small ``render_*`` panels that
+take Streamlit as an argument. The queue's source (an evaluation run on disk) is read by ``backend.outputs``
+(``find_runs``, ``read_results``).
 
 What a label is, how it is checked and stored, and how the queue is built and ordered are ``backend.labels``'
 business; nothing here decides them.
@@ -8,23 +9,18 @@ business; nothing here decides them.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
-from pathlib import Path
 
 import pandas as pd
 
-from backend.evaluate import RESULTS, load_results
 from backend.labels.cli import ENV
 from backend.labels.files import render
 from backend.labels.model import CONFLICT_TYPES, MAX_NOTE, Label, LabelDraft
 from backend.labels.queue import ABSTAINED, Case
 from backend.labels.store import LabelStoreError, default_store_path, store_url
 from backend.report.text import plural
-from backend.schema import MethodResult, Question
-from components.evaluate import ResultsError, method_order
+from backend.schema import Question
 
 #: The key of ``.streamlit/secrets.toml`` naming the store (a file path or a ``postgresql://`` URL).
 SECRET = "labels_url"
@@ -56,87 +52,6 @@ def shown_location(where: str) -> str:
     except LabelStoreError:
         return "(a location that is not a path or a database URL)"
     return str(url.database) if url.get_backend_name() == "sqlite" else url.render_as_string(hide_password=True)
-
-
-# --- the queue's source: evaluation runs ---------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class RunInfo:
-    """A results file found under ``<cache dir>/evaluations/``: what the run picker shows."""
-    path: Path            # the results.jsonl
-    dataset: str
-    model: str | None
-    modified: datetime
-
-    @property
-    def label(self) -> str:
-        return f"{self.path.parent.name} · {self.modified:%Y-%m-%d %H:%M} · {self.model or 'model ?'}"
-
-
-def _first_row(path: Path) -> dict | None:
-    try:
-        with path.open(encoding="utf-8") as fh:
-            for line in fh:
-                if line.strip():
-                    row = json.loads(line)
-                    return row if isinstance(row, dict) else None
-    except (OSError, UnicodeDecodeError, ValueError):
-        return None
-    return None
-
-
-def find_runs(root: Path, dataset: str) -> list[RunInfo]:
-    """The runs under ``root/evaluations`` whose rows are of ``dataset``, newest first. A run folder holds one dataset
-    (``evaluate`` refuses to mix), so its first row says which."""
-    found = []
-    for path in (root / "evaluations").glob(f"*/{RESULTS}"):
-        row = _first_row(path)
-        if row is None or row.get("dataset") != dataset:
-            continue
-        found.append(RunInfo(path, dataset, row.get("model"), datetime.fromtimestamp(path.stat().st_mtime)))
-    return sorted(found, key=lambda r: (r.modified, str(r.path)), reverse=True)
-
-
-@dataclass
-class QueueSource:
-    """The results a queue is built from (one evaluation run)."""
-    path: Path
-    results: dict[tuple[str, str], MethodResult]
-    methods: list[str]
-    model: str | None
-    notes: list[str] = field(default_factory=list)
-
-
-def results_path(path: str | Path) -> Path:
-    """A results.jsonl, or the folder holding one; ``ResultsError`` when there is none."""
-    if not str(path).strip():
-        raise ResultsError("Enter the path of a results.jsonl file or of the folder holding it.")
-    p = Path(str(path).strip()).expanduser()
-    if p.is_dir():
-        if not (p / RESULTS).is_file():
-            raise ResultsError(f"{p}: no {RESULTS} in this folder")
-        return p / RESULTS
-    if not p.is_file():
-        raise ResultsError(f"{p}: no such file or folder")
-    return p
-
-
-def load_source(path: str | Path, dataset: str) -> QueueSource:
-    """The rows of a results file for ``dataset`` (the last row of a pair wins); ``ResultsError`` when the file is
-    not a results file, has no rows yet or is of another dataset."""
-    p = results_path(path)
-    try:
-        results, notes = load_results(p)
-    except (OSError, UnicodeDecodeError) as err:
-        raise ResultsError(f"{p}: cannot be read ({err})") from err
-    if not results:
-        raise ResultsError(f"{p}: " + ("not a results file of `evaluate`: " + "; ".join(notes[:2]) if notes
-                                       else "has no results yet"))
-    row = _first_row(p) or {}
-    if row.get("dataset") not in (None, dataset):
-        raise ResultsError(f"{p}: the rows are of the dataset {row['dataset']!r}, not {dataset!r}: pick that dataset "
-                           "in the sidebar")
-    return QueueSource(p, results, method_order(m for _, m in results), row.get("model"), notes)
 
 
 # --- walking the queue ---------------------------------------------------------------------------------------

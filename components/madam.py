@@ -16,6 +16,10 @@ from backend.report.text import plural
 from backend.schema import LLMCall, MadamAnswerSupport, MadamTrace, MadamTurn, Question
 from backend.scoring import answer_kind, doc_kind, evaluation
 from components.documents import render_document
+from components.views import View
+
+#: this method's page (the app's view registry, ``components.views``)
+VIEW = View("Debate (MADAM-RAG)", ":material/forum:", "debate", "pages/debate.py", method="madam")
 
 UNKNOWN = "unknown"
 CHANGED = "↻"

@@ -22,6 +22,10 @@ from backend.schema import (Dataset, Document, MethodResult, Question, RARAGTrac
 from backend.scoring import answer_kind, doc_kind, exact_match, reliability_vs_truth
 from components.documents import render_document
 from components.failures import render_failure
+from components.views import View
+
+#: this method's page (the app's view registry, ``components.views``)
+VIEW = View("Sources (RA-RAG)", ":material/hub:", "sources", "pages/sources.py", method="ra_rag")
 
 WALK_LABELS = {"selected": "✔ selected", "skipped": "⤼ skipped (IDK)", "not_queried": "∅ never queried"}
 IDK_TEXT = "IDK"

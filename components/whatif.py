@@ -13,7 +13,7 @@ import plotly.graph_objects as go
 
 from backend.report.layout import legend_above, no_data, size_heatmap
 from backend.report.palette import VERDICT_COLORS
-from backend.sample.pools import mentions
+from backend.answer_text import mentions
 from backend.schema import MethodResult, Question
 from backend.whatif.attack import AttackPlan, outcome
 from backend.whatif.compare import MethodChange

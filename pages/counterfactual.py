@@ -6,16 +6,19 @@ import streamlit as st
 
 from backend.llm.offline import MODEL_NOTE
 from backend.methods.counterfactual import FUSIONS
+from backend.methods.counterfactual.risk import risk_sweep
 from backend.report.text import plural
 from components import counterfactual as view
 from components.failures import render_failure, render_failures
 from components.safe import md
-from components.session.runs import cached_result, follow, jobs, replayed, running, start_run, start_sweep
 from components.session.navigation import ensure_navigation
+from components.session.progress import follow
+from components.session.run_block import run_block
+from components.session.runs import jobs, run_key, start_sweep
 from components.session.state import init_page_state, key, require_selection
 
 PAGE = "counterfactual"
-SWEEPS = key(PAGE, "sweeps")  # (dataset, model, api_base, strategies, questions) -> RiskSweep, for the session
+SWEEPS = key(PAGE, "sweeps")  # (run settings, strategies, questions) -> RiskSweep, for the session
 
 
 ensure_navigation()
@@ -30,21 +33,15 @@ st.header("This question")
 st.text(question.question)
 st.caption(f"{md(question.id)} · {plural(len(question.documents), 'document')} · model {md(selection.model.model)}")
 cols = st.columns([1, 3], vertical_alignment="center")
-if cols[0].button("Run", type="primary", key=key(PAGE, "run")):
-    start_run(selection, ["counterfactual"])
 show_truth = cols[1].toggle("Show ground truth", key=key(PAGE, "show_truth"),
                             help="The label (A: the RAG answer is right, U: wrong), the fold and document types. "
                                  "The method never sees them.")
-job = running(selection, ["counterfactual"])  # goes on in the background whatever the user clicks
-result = None if job else cached_result(selection, "counterfactual") or (
-    replayed(selection, ["counterfactual"]) or {}).get("counterfactual")
-if job is not None:
-    follow(job, "Asking the counterfactuals")
-elif result is None:
-    st.info("Press Run (results are cached: re-running costs no model calls).")
-elif result.error or result.trace is None or result.trace.kind != "counterfactual":
+# a run in flight goes on in the background whatever the user clicks: its progress, then the question view
+result = (run_block(selection, ["counterfactual"], "Asking the counterfactuals", PAGE, button=cols[0])
+          or {}).get("counterfactual")
+if result is not None and (result.error or result.trace is None or result.trace.kind != "counterfactual"):
     render_failure(st, "Counterfactual prompting failed on this question:", result.error, missing="no trace")
-else:
+elif result is not None:  # else its progress or the hint to press Run is shown above
     view.render_question(st, result, question, show_truth, PAGE)
 
 st.divider()
@@ -65,10 +62,12 @@ strategies = cols[0].multiselect("fusion strategies", list(FUSIONS), key=key(PAG
 limit = cols[1].number_input("questions (the first N)", min_value=1, max_value=n, step=1, key=key(PAGE, "limit"),
                              placeholder=f"all {n}", help="Empty: every question of the dataset.")
 questions = ds.questions[: int(limit)] if limit else ds.questions
-wanted = (ds.path, selection.model.model, selection.model.api_base, tuple(strategies), len(questions))
+wanted = (run_key(selection).settings(), tuple(strategies), len(questions))  # settings: dataset, model, index...
 sweeps = st.session_state.setdefault(SWEEPS, {})
 if cols[2].button("Run over the dataset", type="primary", key=key(PAGE, "sweep"), disabled=not strategies):
-    start_sweep(wanted, selection, questions, tuple(strategies))
+    start_sweep(wanted, selection, lambda run, on_progress: risk_sweep(run, questions, tuple(strategies),
+                                                                     on_progress=on_progress),
+                "Risk sweep (questions × configurations)")
 for k, done in jobs("sweep").collect().items():  # finished sweeps, whichever page the session was on meanwhile
     if done.error:
         render_failure(st, "The risk sweep failed:", done.error)
@@ -79,8 +78,8 @@ if (job := jobs("sweep").running(wanted)) is not None:  # goes on in the backgro
     st.stop()
 
 sweep = sweeps.get(wanted)
-if sweep is None:  # an earlier sweep of this dataset and model, under other settings, rather than nothing
-    sweep = next((s for k, s in reversed(list(sweeps.items())) if k[:3] == wanted[:3]), None)
+if sweep is None:  # an earlier sweep with the same run settings, of other strategies or questions, rather than nothing
+    sweep = next((s for (settings, *_), s in reversed(list(sweeps.items())) if settings == wanted[0]), None)
     if sweep is not None:
         st.caption("Showing an earlier sweep with other settings; press Run over the dataset to update it.")
 if sweep is None:

@@ -2,14 +2,13 @@
 
 import streamlit as st
 
-from backend.llm.offline import MODEL_NOTE
 from backend.report.text import plural
 from backend.methods.madam_released import TraceFileError, load_trace_file
 from components import madam as view
 from components.failures import render_failure
 from components.safe import md
 from components.session.navigation import ensure_navigation
-from components.session.runs import cached_result, follow, replayed, running, start_run
+from components.session.run_block import PRESS_RUN, run_block
 from components.session.state import init_page_state, key, require_selection
 
 PAGE = "debate"
@@ -24,17 +23,9 @@ st.caption(f"{md(question.id)} · {plural(len(question.documents), 'document')},
 
 
 def _from_run():
-    if selection.model.model.startswith("offline/"):
-        st.caption(MODEL_NOTE)
-    if st.button("Run", type="primary", key=key(PAGE, "run")):
-        start_run(selection, ["madam"])
-    if (job := running(selection, ["madam"])) is not None:  # goes on in the background whatever the user clicks
-        follow(job, "Debating")
-        st.stop()
-    result = cached_result(selection, "madam") or (replayed(selection, ["madam"]) or {}).get("madam")
-    if result is None:
-        st.info("Press Run (results are cached: re-running costs no model calls), or open a trace file.")
-    return result
+    results = run_block(selection, ["madam"], "Debating", PAGE, model_note=True,
+                        hint=PRESS_RUN.replace(").", "), or open a trace file."))
+    return (results or {}).get("madam")
 
 
 def _from_file():

@@ -6,21 +6,23 @@ attack succeeded (the CLI's `attack`)."""
 
 import streamlit as st
 
+from backend import outputs
 from backend.data import bundled_datasets
-from backend.methods import ALL_METHODS, METHODS
+from backend.methods import METHODS
 from components import attack as attack_view
 from components import evaluate as view
 from components.failures import render_failure
 from components.safe import md
 from components.session import attacks, evaluations, resources
 from components.session.navigation import ensure_navigation
+from components.session.progress import follow
 from components.session.state import init_page_state, key, require_selection
 
 PAGE = "evaluate"
 SOURCES = {"run": "Run now", "open": "Open results"}
 TABS = ["Evaluate methods", "Attack a dataset"]
 ATTACK_SOURCES = {"run": "Run an attack", "open": "Open an attack"}
-AVAILABLE = [m for m in ALL_METHODS if m in METHODS]
+AVAILABLE = list(METHODS)
 ensure_navigation()
 init_page_state(PAGE, {"source": "run", "methods": AVAILABLE, "limit": 20, "path": "", "filter": "all",
                        "tab": TABS[0], "attack_source": "run", "attack_methods": AVAILABLE, "attack_ks": [1, 3, 5],
@@ -32,28 +34,19 @@ ds = selection.dataset
 evaluate_tab, attack_tab = st.tabs(TABS, key=key(PAGE, "tab"), on_change="rerun")  # only the open tab runs
 
 
-@st.fragment(run_every=0.5)
-def _poll_attack(job: attacks.AttackJob) -> None:
-    """Redrawn every half second while the attack runs; the whole page reruns once it is done."""
-    if not job.running:
-        st.rerun()
-    st.progress(job.done / max(job.total, 1), text=attack_view.progress_label(job.phase, job.done, job.total,
-                                                                             job.elapsed, job.unit, len(job.methods)))
-    st.caption(f"Writing to {md(str(job.out_dir))}. The attack goes on while you look at other pages.")
-
-
 def _attack_run(shown: dict) -> None:
     choice = attack_view.render_controls(st, PAGE, AVAILABLE, len(ds.questions), selection.model.model)
     wanted = attack_view.wanted_settings(ds.name, selection.model.model, choice.ks, choice.placement, choice.source,
                                          choice.limit)
-    earlier = attack_view.resumable(attacks.attacks_root(), wanted) if choice.ks else None
+    earlier = (attack_view.resumable(outputs.find_attacks(attacks.attacks_root(), ds.name), wanted)
+               if choice.ks else None)
     job = attacks.current()
     busy = job is not None and job.running
     cols = st.columns([1, 5], vertical_alignment="center")
     if cols[0].button("Run", type="primary", key=key(PAGE, "attack_run"), disabled=busy or not choice.ready):
         job = attacks.start(selection, **choice.settings())
     if earlier is not None and cols[1].button(
-            f"Resume {earlier.name} ({attack_view.rows_written(earlier):,} rows written)",
+            f"Resume {earlier.name} ({outputs.rows_written(earlier):,} rows written)",
             key=key(PAGE, "attack_resume"), disabled=busy or not choice.ready,
             help="An earlier attack of this dataset with these settings: run only its missing rows (the methods "
                  "it lacks included), then show it"):
@@ -61,13 +54,14 @@ def _attack_run(shown: dict) -> None:
     if job is None:
         return
     if job.running:
-        _poll_attack(job)
+        follow(job, "Starting the attack",
+               note=f"Writing to {md(str(job.about.out_dir))}. The attack goes on while you look at other pages.")
         st.stop()  # earlier results would be stale beside an attack in progress
     if job.error:
         shown.pop("run", None)  # an earlier attack's results beside this failure would read as its own
         st.error(md(f"The attack failed: {job.error}"), icon=":material/error:")
-    elif job.attack is not None:
-        shown["run"] = job.attack
+    elif job.value is not None:
+        shown["run"] = job.value
 
 
 def _attack_section() -> None:
@@ -78,7 +72,7 @@ def _attack_section() -> None:
     if source == "run":
         _attack_run(shown)
     else:
-        attack_view.render_open(st, PAGE, attacks.attacks_root(), shown)
+        attack_view.render_open(st, PAGE, outputs.find_attacks(attacks.attacks_root()), shown, outputs.open_attack)
     if (attack := shown.get(source)) is None:
         st.info("Choose methods, k and the number of questions, then press Run; the attack runs in the background "
                 "and can be resumed." if source == "run" else "Pick an attack folder and press Open.")
@@ -88,16 +82,6 @@ def _attack_section() -> None:
 
 
 shown = st.session_state.setdefault(key(PAGE, "shown"), {})  # source -> the Evaluation it shows, for the session
-
-
-@st.fragment(run_every=0.5)
-def _poll(job: evaluations.EvaluationJob) -> None:
-    """Redrawn every half second while the job runs; the whole page reruns once it is done."""
-    if not job.running:
-        st.rerun()
-    st.progress(job.done / max(job.total, 1),
-                text=view.progress_label(job.phase, job.done, job.total, job.elapsed, job.unit, len(job.methods)))
-    st.caption(f"Writing to {md(str(job.out_dir))}. The run goes on while you look at other pages.")
 
 
 def _run_now() -> None:
@@ -115,12 +99,13 @@ def _run_now() -> None:
     if job is None:
         return
     if job.running:
-        _poll(job)
+        follow(job, "Starting the evaluation",
+               note=f"Writing to {md(str(job.about.out_dir))}. The run goes on while you look at other pages.")
         st.stop()  # the previous results would be stale beside a run in progress
     if job.error:
         render_failure(st, "The evaluation failed:", job.error)
-    elif job.evaluation is not None:
-        shown["run"] = job.evaluation
+    elif job.value is not None:
+        shown["run"] = job.value
 
 
 def _find_dataset(name: str):
@@ -139,9 +124,9 @@ def _open_results() -> None:
                                    "cache folder's evaluations/). The file is only read, never changed.")
     if cols[1].button("Open", type="primary", key=key(PAGE, "open")):
         try:
-            shown["open"] = view.open_results(path, _find_dataset)
+            shown["open"] = outputs.open_evaluation(path, _find_dataset)
             st.session_state[key(PAGE, "open_error")] = None
-        except view.ResultsError as err:
+        except outputs.ResultsError as err:
             shown.pop("open", None)
             st.session_state[key(PAGE, "open_error")] = str(err)
     if error := st.session_state.get(key(PAGE, "open_error")):

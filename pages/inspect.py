@@ -5,20 +5,21 @@ from functools import partial
 import streamlit as st
 
 from backend.llm.offline import MODEL_NOTE
-from backend.methods import ALL_METHODS, METHODS
+from backend.methods import METHODS
 from backend.report.text import plural
 from backend.report import compare as view
 from backend.report import report_html
 from components.failures import render_failures
 from components.inspect import render_column
+from components.session.views import details_page
 from components.safe import md
 from components.session.navigation import ensure_navigation
-from components.session.runs import cached_results, follow, replayed, running, start_run
+from components.session.run_block import run_block
 from components.session.state import init_page_state, key, require_selection
 
 PAGE = "inspect"
 ensure_navigation()
-available = [m for m in ALL_METHODS if m in METHODS]
+available = list(METHODS)
 from_url = [m for m in st.query_params.get("methods", "").split(",") if m in available]
 init_page_state(PAGE, {"methods": from_url or available, "show_truth": False})
 st.title("Inspect")
@@ -29,38 +30,26 @@ st.caption(f"{md(question.id)} · {plural(len(question.documents), 'document')} 
            + (f" — {MODEL_NOTE}" if offline else ""))
 
 controls = st.columns([5, 2, 1], vertical_alignment="bottom")
-methods = controls[0].multiselect("methods", available, key=key(PAGE, "methods"),
-                                  help="Not implemented yet: " + (", ".join(m for m in ALL_METHODS if m not in METHODS) or "none"))
+methods = controls[0].multiselect("methods", available, key=key(PAGE, "methods"))
 show_truth = controls[1].toggle("Show ground truth", key=key(PAGE, "show_truth"))
-run_clicked = controls[2].button("Run", type="primary", key=key(PAGE, "run"), disabled=not methods)
 st.query_params["methods"] = ",".join(methods)
 
-# a run in flight (started here, perhaps before the user looked elsewhere) goes on in the background; else what
-# this session ran, else (for a hosted model, which waits for Run) what the reply cache alone can answer: a shared
-# link in a fresh tab shows it instead of "press Run"; the offline model simply runs, from the cache
-job = running(selection, methods) if methods else None
-results = cached_results(selection, methods)
-if results is None and job is None and methods and not offline:
-    results = replayed(selection, methods)
-# the offline model costs nothing, so its results appear without a click; hosted models wait for Run
-if methods and (run_clicked or (results is None and job is None and offline)):
-    job = start_run(selection, methods)  # the same run in flight is joined, not started again
-    if not job.running:  # a quick run (from the reply cache) is drawn at once
-        job, results = None, cached_results(selection, methods)
-if job is not None:
-    def _columns(done: dict) -> None:
-        for column, name in zip(st.columns(len(methods)), methods):
-            render_column(column, name, done.get(name), question, show_truth)
 
-    follow(job, "Running", _columns)
-    st.stop()
+def _columns(done: dict) -> None:
+    for column, name in zip(st.columns(len(methods)), methods):
+        render_column(column, name, done.get(name), question, show_truth, details_page(name))
+
+
+# the offline model costs nothing, so its results appear without a click; hosted models wait for Run (a shared link
+# in a fresh tab shows what the reply cache alone can answer)
+results = run_block(selection, methods, "Running", PAGE, button=controls[2], auto=offline, render=_columns,
+                    hint="Press Run. Answers are cached, so re-running a question costs no model calls.")
 if not results:
-    st.info("Press Run. Answers are cached, so re-running a question costs no model calls.")
     st.stop()
 
 render_failures(st, results)  # once per cause, above the columns
 for column, (name, result) in zip(st.columns(len(results)), results.items()):
-    render_column(column, name, result, question, show_truth)
+    render_column(column, name, result, question, show_truth, details_page(name))
 st.dataframe(view.results_frame(results, question, show_truth), hide_index=True)
 if show_truth:
     st.caption("Gold answers")

@@ -11,7 +11,7 @@ from backend.data import bundled_datasets
 from backend.labels import LabelStoreError
 from backend.labels.model import CONFLICT_TYPES
 from backend.labels.queue import filter_cases
-from backend.methods import ALL_METHODS, METHODS
+from backend.methods import METHODS, SPECS
 from components import labels as view
 from components.evaluate import dataset_param, inspect_link
 from components.safe import md
@@ -20,8 +20,8 @@ from components.session.navigation import ensure_navigation
 from components.session.state import init_page_state, key, require_selection
 
 PAGE = session.PAGE
-AVAILABLE = [m for m in ALL_METHODS if m in METHODS]
-CHEAP = [m for m in ("vanilla_rag", "astute", "counterfactual") if m in AVAILABLE]  # few calls, often disagree
+AVAILABLE = list(METHODS)
+CHEAP = [m for m in AVAILABLE if SPECS[m].quick]  # few calls, often disagree
 SOURCES = {"run": "An evaluation run", "compute": "Compute now"}
 ensure_navigation()
 init_page_state(PAGE, {"store": "", "analyst": "", "source": "run", "run": "", "path": "", "methods": CHEAP,

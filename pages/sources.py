@@ -9,6 +9,7 @@ from components.failures import render_failure
 from components.safe import md
 from components.session import runs
 from components.session.navigation import ensure_navigation
+from components.session.progress import follow
 from components.session.state import init_page_state, key, require_selection
 
 PAGE = "sources"
@@ -42,13 +43,13 @@ else:
                                             "(the paper uses 200).")
 
 
-settings = dict(evidence_mode=evidence, calibration=calibration, method_params={"ra_rag": {"compare_all": True}})
-stage1 = dict(evidence_mode=evidence, calibration=calibration)
+params = {"compare_all": True} | ({"calibration_size": calibration} if calibration else {})
+settings = dict(evidence_mode=evidence, method_params={"ra_rag": params})  # RA-RAG's own, given to the runner
 # runs go on in the background whatever the user clicks (the first one on a dataset does stage 1 first)
-job = runs.running(selection, ["ra_rag"], **settings) or (runs.preparing(selection, "ra_rag", **stage1) if multi
+job = runs.running(selection, ["ra_rag"], **settings) or (runs.preparing(selection, "ra_rag", **settings) if multi
                                                            else None)
-failed = runs.prepare_failure(selection, "ra_rag", **stage1) if multi and job is None else None
-est = runs.cached_prepared(selection, "ra_rag", **stage1) if multi else None
+failed = runs.prepare_failure(selection, "ra_rag", **settings) if multi and job is None else None
+est = runs.cached_prepared(selection, "ra_rag", **settings) if multi else None
 results = None if job else (runs.cached_results(selection, ["ra_rag"], **settings)
                             or runs.replayed(selection, ["ra_rag"], **settings))
 buttons = st.columns(2)
@@ -56,9 +57,9 @@ if buttons[0].button("Run RA-RAG", type="primary", key=key(PAGE, "run"), disable
     job = runs.start_run(selection, ["ra_rag"], **settings)
 if multi and est is None and buttons[1].button("Estimate source reliability (stage 1)", key=key(PAGE, "stage1"),
                                                disabled=job is not None):
-    job = runs.start_prepare(selection, "ra_rag", **stage1)
+    job = runs.start_prepare(selection, "ra_rag", **settings)
 if job is not None:
-    runs.follow(job, "Running RA-RAG on this question")
+    follow(job, "Running RA-RAG on this question")
     st.stop()
 if failed:
     render_failure(st, "Stage 1 (source reliability) failed:", failed)

@@ -4,7 +4,7 @@ which method (leave-one-out influence); a PoisonedRAG-style attack on the questi
 import streamlit as st
 
 from backend.data import to_jsonl
-from backend.methods import ALL_METHODS, METHODS
+from backend.methods import METHODS
 from backend.report.text import plural
 from backend.whatif.attack import ATTACKER_SOURCE, PLACEMENTS, plan_attack, poison
 from backend.whatif.compare import compare_all
@@ -14,13 +14,15 @@ from components import whatif as view
 from components.safe import md
 from components.session.edits import current_edits, edited_question, render_edit_controls, render_edit_list
 from components.session.navigation import ensure_navigation
-from components.session.runs import (cached_results, follow, influence_done, influencing, llm_config, replayed,
-                                     running, start_influence, start_run)
+from components.session.progress import follow
+from components.session.run_block import run_block
+from components.session.runs import (cached_results, influence_done, influencing, llm_config, running,
+                                     start_influence, start_run)
 from components.session.state import init_page_state, key, require_selection
 
 PAGE = "whatif"
 ensure_navigation()
-available = [m for m in ALL_METHODS if m in METHODS]
+available = list(METHODS)
 from_url = [m for m in st.query_params.get("methods", "").split(",") if m in available]
 # the methods Inspect shows, when it has been opened: their results on the question are then there already
 on_inspect = [m for m in st.session_state.get(key("inspect", "methods"), []) if m in available]
@@ -40,17 +42,13 @@ if not methods:
     st.info("Choose at least one method.")
     st.stop()
 
-# the original question's results: Inspect's run, usually; the offline model runs it here too, without a click
-before = cached_results(selection, methods)
-if before is None and not offline and running(selection, methods) is None:
-    before = replayed(selection, methods)
-if before is None and offline and running(selection, methods) is None:
-    if not (job := start_run(selection, methods)).running:
-        before = cached_results(selection, methods)
+# the original question's results: Inspect's run, usually (shown even while a re-run of it is in flight); else the
+# reply cache's, or the offline model runs it here too, without a click
 edited = edited_question(selection)
+before = cached_results(selection, methods) or run_block(
+    selection, methods, "Running the methods on the question", PAGE, button=None, auto=offline, hint=None,
+    progress=not is_edited(edited))  # an edit's own progress is drawn below
 after = cached_results(selection, methods, question=edited) if is_edited(edited) else before
-if before is None and not is_edited(edited) and (job := running(selection, methods)) is not None:
-    follow(job, "Running the methods on the question")
 
 
 def diff(base, changed, q0, q1, name: str, plan=None) -> None:

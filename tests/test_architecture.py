@@ -1,5 +1,7 @@
-"""The layout DESIGN.md promises, checked on the source (AST, no imports run): the library never reaches
-into the app, backend modules form no import cycle, the runner names no method, and outside
+"""The layout the README's "What is inside" describes (its rules: docs/architecture.md §2), checked on the source
+(AST, no imports run): the library never reaches into the app, backend modules form no import cycle, generic code
+(runner, evaluation, scoring, what-if, the session helpers, the pages that list methods) names no method, what-if
+never imports the build-time sample builders, scoring never imports the model layer, and outside
 ``components/session`` the components take Streamlit as an argument instead of importing it."""
 
 from __future__ import annotations
@@ -9,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from backend.methods import ALL_METHODS
+from backend.methods import SPECS
 from tests.conftest import ROOT
 
 
@@ -73,10 +75,33 @@ def test_backend_modules_form_no_import_cycle():
             visit(m)
 
 
-def test_the_runner_names_no_method():
-    source = (ROOT / "backend" / "runner.py").read_text(encoding="utf-8")
-    named = [m for m in ALL_METHODS if f'"{m}"' in source or f"'{m}'" in source or f"methods.{m}" in source]
-    assert not named, f"backend/runner.py names {named}: declare it through a Method hook instead"
+#: Generic code: it reads what it needs from ``MethodSpec`` and trace capabilities, never a method by name.
+GENERIC = ["backend/runner.py", "backend/evaluate.py", "backend/evaluate_ray.py", "backend/scoring.py",
+           "backend/whatif", "components/session", "pages/inspect.py", "pages/whatif.py", "pages/evaluate.py",
+           "pages/labels.py", "app.py"]
+
+
+def _generic_files() -> list[Path]:
+    return sorted(f for g in GENERIC for f in ([ROOT / g] if g.endswith(".py") else _files(g)))
+
+
+@pytest.mark.parametrize("path", _generic_files(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_generic_modules_name_no_method(path):
+    source = path.read_text(encoding="utf-8")
+    named = [m for m in SPECS if f'"{m}"' in source or f"'{m}'" in source or f"methods.{m}" in source]
+    assert not named, (f"{path.relative_to(ROOT)} names {named}: declare what it needs on the MethodSpec or the "
+                       "trace instead")
+
+
+def test_whatif_does_not_import_the_sample_builders():
+    bad = {f"{p.relative_to(ROOT)}: {m}" for p in _files("backend/whatif") for m in _imports(p)
+           if m.startswith("backend.sample")}
+    assert not bad, f"backend/whatif imports the build-time backend.sample: {sorted(bad)}"
+
+
+def test_scoring_does_not_import_the_model_layer():
+    bad = {m for m in _imports(ROOT / "backend" / "scoring.py") if m.startswith("backend.llm")}
+    assert not bad, f"backend/scoring.py imports {sorted(bad)}: answer text helpers belong in backend.answers"
 
 
 @pytest.mark.parametrize("path", [p for p in _files("components") if "session" not in p.parts],
@@ -84,3 +109,19 @@ def test_the_runner_names_no_method():
 def test_components_outside_session_take_streamlit_as_an_argument(path):
     assert not {m for m in _imports(path) if m.split(".")[0] == "streamlit"}, (
         f"{path.relative_to(ROOT)} imports streamlit: pass `st` to its render_* functions instead")
+
+
+#: Calls that touch the filesystem; a component's data comes from ``backend`` (``backend.outputs`` reads the folders).
+_DISK = {"read_text", "read_bytes", "write_text", "write_bytes", "iterdir", "glob", "rglob", "stat", "load_results",
+         "read_rows"}
+
+
+@pytest.mark.parametrize("path", [p for p in _files("components") if "session" not in p.parts],
+                         ids=lambda p: str(p.relative_to(ROOT)))
+def test_components_outside_session_read_no_files(path):
+    calls = [n.func for n in ast.walk(ast.parse(path.read_text(encoding="utf-8"))) if isinstance(n, ast.Call)]
+    bad = sorted({f.id if isinstance(f, ast.Name) else f.attr for f in calls
+                  if (isinstance(f, ast.Name) and f.id in {"open", *_DISK})
+                  or (isinstance(f, ast.Attribute) and f.attr in _DISK)})
+    assert not bad, (f"{path.relative_to(ROOT)} reads the disk ({', '.join(bad)}): read it in backend (e.g. "
+                     "backend/outputs.py) and pass the typed result in")

@@ -81,6 +81,7 @@ def test_server_index_retrieves_exactly_what_the_embedded_index_does(chroma_url,
         assert stats.embedded == 0 and stats.unchanged == n_docs
 
 
+@pytest.mark.slow  # a chroma server and the command line: 6 s idle, about 20 s at the load above
 def test_cli_with_chroma_url_builds_on_the_server_and_answers_as_embedded(chroma_url, small, tmp_path):
     ds = load_dataset(small)
     question = ds.questions[2]

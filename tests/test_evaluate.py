@@ -36,6 +36,7 @@ def _pairs(path) -> Counter:
 
 # --- kill and resume, through the real command line -------------------------------------------------------------
 
+@pytest.mark.slow  # three command-line evaluations: 9 s idle, 47 s on a 2-core machine at load 5-11
 def test_killed_run_resumes_to_one_row_per_pair(tmp_path):
     out = tmp_path / "out"
     results = out / "results.jsonl"

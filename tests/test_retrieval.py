@@ -17,8 +17,8 @@ from backend.retrieval import (
 from backend.schema import Dataset, DocLabel, Document, Question, strip_truth
 
 ROOT = Path(__file__).resolve().parents[1]
-RAMDOCS_RAW = Path("/work/shared/datasets/ramdocs/RAMDocs_dev100.jsonl")
 RAMDOCS_SAMPLE = ROOT / "sample_data" / "ramdocs_dev"
+RAMDOCS_RAW = ROOT / "sample_data" / "raw" / "ramdocs" / "RAMDocs_dev100.jsonl"  # the released dev file, as shipped
 
 #: Measured: 100/100 questions' best hit over all 553 RAMDocs dev100 documents is one of their own
 #: (all-MiniLM-L6-v2, cosine). The 100 questions are about 100 different entities and every question's

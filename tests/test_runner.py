@@ -4,7 +4,7 @@ import asyncio
 
 import pytest
 
-from backend import methods as registry
+from backend.methods import MethodSpec, register, unregister
 from backend.callgraph import critical_path, critical_path_length, edges
 from backend.data import load_dataset
 from backend.llm.client import LLMConfig
@@ -37,10 +37,18 @@ class Broken(Method):
         raise RuntimeError("parser exploded")
 
 
+def registered(*classes: type[Method]):
+    """Register test methods (one ``MethodSpec`` each, as a real method does) for one test, then remove them."""
+    for cls in classes:
+        register(MethodSpec(cls, BaselineTrace, title=cls.name, description="a test method", color="#000000"))
+    return [cls.name for cls in classes]
+
+
 @pytest.fixture
-def extra_methods(monkeypatch):
-    monkeypatch.setitem(registry.METHODS, "diamond", Diamond)
-    monkeypatch.setitem(registry.METHODS, "broken", Broken)
+def extra_methods():
+    yield registered(Diamond, Broken)
+    for name in ("diamond", "broken"):
+        unregister(name)
 
 
 def test_call_graph_edges_and_critical_path(extra_methods, ramdocs):
@@ -145,11 +153,12 @@ class Prepared(Method):
 
 @pytest.fixture
 def toy(monkeypatch):
-    monkeypatch.setitem(registry.METHODS, Prepared.name, Prepared)
+    registered(Prepared)
     monkeypatch.setattr(Prepared, "computed", 0)
     monkeypatch.setattr(Prepared, "fail", False)
     ds = load_dataset(SAMPLE_DATA / "ramdocs_dev")
-    return ds.model_copy(update={"name": f"toy-{id(monkeypatch)}", "questions": ds.questions[:3]})
+    yield ds.model_copy(update={"name": f"toy-{id(monkeypatch)}", "questions": ds.questions[:3]})
+    unregister(Prepared.name)
 
 
 def test_preparation_runs_once_is_cached_on_disk_and_reported_apart(toy):
@@ -197,3 +206,37 @@ def test_an_index_that_cannot_be_opened_is_that_methods_error_only(ramdocs, monk
     results = runner.run(ramdocs.question("@1"), ["bridge", "vanilla_rag"])
     assert results["bridge"].error == "/x/index: cannot open the retrieval index: boom"
     assert results["vanilla_rag"].error is None and results["vanilla_rag"].answers == ["3,559"]
+
+
+def test_prepare_all_in_two_threads_computes_once_and_reports_its_stage(toy):
+    """Two threads (two app sessions, two runs) preparing the same artefact on one runner, and a second runner of
+    the same settings: one computation; each caller that computed sees the stage's progress."""
+    import threading
+
+    runner = Runner(toy, llm=LLMConfig(cache_mode="off"))
+    seen: list[tuple[str, int, int, str]] = []
+    failures: list[dict] = []
+    start = threading.Barrier(3)
+
+    def prepare(run):
+        start.wait()
+        failures.append(run.prepare_all([Prepared.name, "no_rag", Prepared.name], on_progress=lambda *a: seen.append(a)))
+
+    threads = [threading.Thread(target=prepare, args=(r,))
+               for r in (runner, runner, Runner(toy, llm=LLMConfig(cache_mode="off")))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert Prepared.computed == 1 and failures == [{}, {}, {}]
+    assert seen == [("toy preparation", 1, 1, "call")]  # only the computing caller reports progress
+    assert runner.prepared(Prepared.name) == ToyArtefact(questions=3, key=runner.prepare_key(Prepared.name))
+    assert runner.prepare_all([Prepared.name], on_progress=lambda *a: seen.append(a)) == {}
+    assert Prepared.computed == 1 and len(seen) == 1  # done: nothing to report
+
+
+def test_prepare_all_returns_each_failure_and_leaves_the_run_to_report_it(toy, monkeypatch):
+    monkeypatch.setattr(Prepared, "fail", True)
+    runner = Runner(toy, llm=LLMConfig(cache_mode="off"))
+    assert runner.prepare_all([Prepared.name, "no_rag"]) == {Prepared.name: "no luck"}
+    assert runner.run(toy.questions[0], [Prepared.name])[Prepared.name].error == "toy preparation failed: no luck"

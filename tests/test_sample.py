@@ -1,5 +1,6 @@
 """The sample builder: deterministic, in sync with the committed sample_data/, and the datasets hold
-what their specs promise (RA-RAG-style multi-source sets, BRIDGE-style scenarios, RAMDocs dev)."""
+what their specs promise (RA-RAG-style multi-source sets, docs/methods/ra_rag.md §5; BRIDGE-style scenarios,
+docs/methods/bridge.md §5; RAMDocs dev)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ import pytest
 from backend.data import load_dataset
 from backend.paths import REPO_ROOT, SAMPLE_DATA
 from backend.sample.build import RAW, build_sample
-from backend.sample.pools import IDK, mentions, substitute
+from backend.answer_text import mentions, substitute
+from backend.sample.pools import IDK
 
 DATASETS = ("ramdocs_dev", "multisource", "multisource_beta", "scenarios", "poisonedrag_nq")
 
@@ -66,7 +68,7 @@ def test_ramdocs_dev(built):
 
 
 def test_poisonedrag_nq(built):
-    from backend.sample.pools import mentions
+    from backend.answer_text import mentions
 
     ds = load_dataset(built / "poisonedrag_nq")
     assert len(ds.questions) == 96 and {len(q.documents) for q in ds.questions} == {1, 2, 3}

@@ -1,4 +1,4 @@
-"""Multi-answer metrics (madam-rag.md §3.6, §8.7-8.8): strict exact match, plain accuracy, P/R/F1."""
+"""Multi-answer metrics (docs/methods/madam.md §3.6, §8.7-8.8): strict exact match, plain accuracy, P/R/F1."""
 
 import pytest
 

@@ -171,7 +171,8 @@ async def _sleep_unless_disconnected(request: Request, seconds: float) -> bool:
 
 
 def _validate(body: Any) -> tuple[list[dict[str, Any]], dict[str, Any]] | JSONResponse:
-    from backend.llm.tasks import FORBIDDEN_FIELDS, TASKS
+    from backend.llm.offline import HANDLERS
+    from backend.llm.tasks import FORBIDDEN_FIELDS
 
     if not isinstance(body, dict):
         return _error(400, "the request body must be a JSON object", "invalid_request_error")
@@ -186,7 +187,7 @@ def _validate(body: Any) -> tuple[list[dict[str, Any]], dict[str, Any]] | JSONRe
     if not isinstance(fields, dict):
         return _error(400, "'conflictlens_task' must be an object", "invalid_request_error")
     task = fields.get("task")
-    if task not in TASKS:
+    if task not in HANDLERS:  # the tasks the offline model behind this server answers
         return _error(400, f"unknown conflictlens_task.task {task!r}", "invalid_request_error")
     if not isinstance(fields.get("question"), str):
         return _error(400, "conflictlens_task.question must be a string", "invalid_request_error")

@@ -6,62 +6,52 @@ parsing prose. A hosted model never sees the metadata. The fields never carry gr
 question, passages with their source labels, the simulated memory (``internal_knowledge``) and what
 earlier calls produced.
 
-``output`` names the parser in ``backend.llm.formats`` that reads the reply; the offline model must emit
-exactly that format, and a test checks every task round-trips.
+The general tasks several methods share are declared here; a method's own tasks are declared in its
+``MethodSpec`` (``backend.methods.spec``), which registers them into ``TASKS`` when the method module is imported.
+``reader`` is the function the method itself reads the reply with, called as ``reader(reply, **fields)`` (the call's
+fields; a reader ignores those it does not need, and a declaration maps them onto a method reader's own arguments
+with a lambda, e.g. ``lambda text, options, **_: parse_option(text, len(options))``); the offline model must emit
+what it reads, and ``tests/llm/test_offline_tasks.py`` checks every registered task.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
+
+from backend.llm.formats import parse_passages, parse_short_answer, parse_yes_no
 
 
 @dataclass(frozen=True)
 class TaskSpec:
     name: str
     fields: tuple[str, ...]   # metadata keys besides "task" and "question"
-    output: str               # parser name in backend.llm.formats.PARSERS
-    used_by: str
+    reader: Callable[..., Any]  # reads the reply: the very function the method calls
     summary: str
 
 
 #: passages are ``[{"id": str, "source": str, "text": str}, ...]`` in prompt order (numbered from 1)
 TASKS: dict[str, TaskSpec] = {t.name: t for t in [
-    TaskSpec("ping", (), "short_answer", "client (test connection)", "reply with the single word 'ready'"),
-    TaskSpec("closed_book", ("memory",), "short_answer", "no_rag, counterfactual",
+    TaskSpec("ping", (), parse_short_answer, "reply with the single word 'ready'"),
+    TaskSpec("closed_book", ("memory",), parse_short_answer,
              "answer from memory only; 'I don't know' without memory"),
-    TaskSpec("keyword_answer", ("passages",), "short_answer", "ra_rag, vanilla_rag, bridge (no options)",
+    TaskSpec("keyword_answer", ("passages",), parse_short_answer,
              "essential keywords from the passages, or 'I don't know'"),
-    TaskSpec("entailment", ("premise", "hypothesis"), "yes_no", "ra_rag (App. I clustering)",
+    TaskSpec("entailment", ("premise", "hypothesis"), parse_yes_no,
              "does answer A entail answer B for the question"),
-    TaskSpec("generate_passage", ("memory", "max_passages"), "passages", "astute, bridge (K_int)",
+    TaskSpec("generate_passage", ("memory", "max_passages"), parse_passages,
              "write passages from memory, or 'I don't know'"),
-    TaskSpec("consolidate", ("passages", "round", "prompt_mode"), "groups", "astute",
-             "group passages by the answer they support, tagging memory/external sources"),
-    TaskSpec("consolidate_answer", ("passages", "answer_mode", "prompt_mode"), "tagged_answers", "astute",
-             "groups, candidate answers with confidence, final <ANSWER> tag(s)"),
-    TaskSpec("debate_turn", ("passages", "round", "history"), "agent_response", "madam",
-             "'Answer: X. Explanation: Y' from one document, revised against others' answers"),
-    TaskSpec("aggregate", ("responses",), "all_correct_answers", "madam",
-             "'All Correct Answers: [...]. Explanation: ...' over agents' responses"),
-    TaskSpec("cf_answer", ("passages",), "answer_evidence", "counterfactual",
-             "'Answer: X.' plus 'Evidence: ## Passage-i ##'"),
-    TaskSpec("cf_quality", ("passages", "previous_answer", "previous_evidence"), "answer_evidence",
-             "counterfactual", "re-answer assuming the cited passage was of poor quality"),
-    TaskSpec("cf_usage", ("passages", "previous_answer"), "short_answer", "counterfactual",
-             "re-answer assuming the passages were used improperly"),
-    TaskSpec("cf_judge", ("passages", "previous_answer", "kind"), "keep_discard", "counterfactual",
-             "'$$ keep $$' or '$$ discard $$' for the original answer"),
-    TaskSpec("cf_probability", ("passages", "previous_answer"), "probability", "counterfactual",
-             "'Probability: 0.xx' that the answer is right"),
-    TaskSpec("soft_bias", ("memory",), "soft_bias", "bridge",
-             "analysis, then probabilities of retrieving vs answering directly"),
-    TaskSpec("sub_queries", ("n",), "numbered_list", "bridge", "n numbered paraphrases of the question"),
-    TaskSpec("multi_answer", ("sub_queries", "memory"), "numbered_list", "bridge",
-             "one numbered answer per sub-query, from memory"),
-    TaskSpec("reflect", ("sub_queries", "answers", "passages", "n"), "numbered_list", "bridge",
-             "a short contradiction analysis, then n new numbered questions"),
-    TaskSpec("select_option", ("options", "passages"), "option", "bridge", "'Correct Option: X'"),
 ]}
+
+
+def register_task(task: TaskSpec) -> None:
+    """Add a method's task (``MethodSpec`` does it); a name taken by another declaration is an error."""
+    known = TASKS.get(task.name)
+    if known is not None and known.fields != task.fields:
+        raise ValueError(f"task {task.name!r} is declared twice, with fields {known.fields} and {task.fields}")
+    TASKS[task.name] = task
+
 
 #: Metadata keys that may never reach a model (a test asserts the client refuses them).
 FORBIDDEN_FIELDS = frozenset({"gold_answers", "wrong_answers", "label", "labels", "true_reliability",

@@ -13,6 +13,7 @@ from __future__ import annotations
 from backend.llm.formats import parse_short_answer
 from backend.methods.base import Method, Outcome, RunContext, passages_field
 from backend.schema import BaselineTrace, Document, Question
+from backend.methods.spec import MethodSpec, register
 
 SYSTEM = ("Answer the question with only the essential keywords, without explanations. "
           "If you do not confidently know the answer, just say \"I don't know\".")
@@ -58,3 +59,12 @@ class VanillaRAG(Method):
                                           fields={"passages": passages_field(docs)})
         trace = BaselineTrace(evidence_mode=ctx.evidence_mode, documents=[d.id for d in docs])
         return _outcome(call.response or "", trace, docs)
+
+
+NO_RAG = register(MethodSpec(
+    NoRAG, BaselineTrace, title="Closed book", color="#9e9e9e", order=90, baseline=True,
+    description="the model answers from memory alone (no documents)", step_roles={"answer": "closed-book answer"}))
+VANILLA_RAG = register(MethodSpec(
+    VanillaRAG, BaselineTrace, title="Vanilla RAG", color="#455a64", order=91, baseline=True, reference=True, quick=True,
+    description="the model answers from all documents concatenated",
+    step_roles={"answer": "answer from the concatenated documents"}))

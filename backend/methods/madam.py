@@ -1,8 +1,9 @@
 """MADAM-RAG: multi-agent debate for ambiguity and misinformation in RAG.
 
 Paper: Wang, Prasad, Stengel-Eskin, Bansal, *Retrieval-Augmented Generation with Conflicting Evidence*
-(arXiv 2504.13079; seed 002). Implements §4 (agents, aggregator, multi-round debate, early stop) with
-the App. E prompts; spec: shared/methods/madam-rag.md (§3 loop, §4 prompts, §8 pitfalls). [C] below is
+(arXiv 2504.13079). Implements the paper's §4 (agents, aggregator, multi-round debate, early stop) with
+the App. E prompts; spec: docs/methods/madam.md (§3 loop, §4 prompts, §8 choices; every §3.x and §8.x below is
+that file's section, §4 and App. E the paper's). [C] below is
 the released code (HanNight/RAMDocs ``run_madam_rag.py``).
 
 Steps, in the paper's order, each appending to the ``MadamTrace``:
@@ -52,6 +53,8 @@ from backend.llm.formats import parse_agent_response, parse_all_correct_answers
 from backend.methods.base import Method, Outcome, RunContext, gather_all, passages_field
 from backend.schema import (Document, MadamAgent, MadamAggregation, MadamAnswerSupport, MadamRound, MadamTrace,
                             MadamTurn, Question)
+from backend.llm.tasks import TaskSpec
+from backend.methods.spec import MethodSpec, register
 
 HISTORY_MODES = ("other_agents", "aggregator", "both")
 
@@ -319,3 +322,14 @@ class MadamRAG(Method):
             # let the cancelled aggregations wind down (their calls get recorded) before the result is built;
             # their failures are retrieved here, so a failure is reported once (by the raise above)
             await asyncio.gather(*pending.values(), return_exceptions=True)
+
+
+SPEC = register(MethodSpec(
+    MadamRAG, MadamTrace, title="MADAM-RAG", color="#00838f", order=30,
+    description="one agent per document debates over rounds; an aggregator keeps every answer that survives",
+    tasks=(TaskSpec("debate_turn", ("passages", "round", "history"), parse_agent_response,
+                    "'Answer: X. Explanation: Y' from one document, revised against others' answers"),
+           TaskSpec("aggregate", ("responses",), parse_all_correct_answers,
+                    "'All Correct Answers: [...]. Explanation: ...' over agents' responses")),
+    step_roles={"debate_round_{round}": "agent turn, round {round}",
+                "aggregate_round_{round}": "aggregator, round {round}"}))

@@ -33,13 +33,12 @@ STRATEGY_COLORS = {
     "reference": "#9e9e9e",     # grey: no risk control (keep every answer)
 }
 
-#: One colour per method on charts that compare methods over a dataset (the Evaluate page).
-METHOD_COLORS = {
-    "ra_rag": "#1565c0",        # blue
-    "astute": "#6a1b9a",        # purple
-    "madam": "#00838f",         # teal
-    "counterfactual": "#6d4c41",  # brown
-    "bridge": "#ef6c00",        # orange
-    "no_rag": "#9e9e9e",        # grey: closed book
-    "vanilla_rag": "#455a64",   # blue grey: concatenated documents
-}
+#: A method's colour when it declares none it can be told by (a method unknown to this process).
+OTHER_METHOD_COLOR = "#607d8b"
+
+
+def method_color(name: str) -> str:
+    """One colour per method on charts that compare methods (its ``MethodSpec.color``)."""
+    from backend.methods import SPECS
+
+    return SPECS[name].color if name in SPECS else OTHER_METHOD_COLOR

@@ -18,9 +18,12 @@ def duration(seconds: float) -> str:
     return f"{minutes} min {rest:02d} s"
 
 
-def progress_text(label: str, done: int, total: int, elapsed_s: float, unit: str = "call") -> str:
-    """``"RA-RAG stage 1: 400/1,600 calls · 10 s elapsed · about 30 s left"`` (no estimate before the first item)."""
+def progress_text(label: str, done: int, total: int, elapsed_s: float, unit: str = "call", *,
+                  since: int = 0, since_s: float = 0.0) -> str:
+    """``"RA-RAG stage 1: 400/1,600 calls · 10 s elapsed · about 30 s left"`` (no estimate before the first item).
+    ``since`` items were done ``since_s`` seconds in, before this work began (a resumed run's rows): the estimate
+    is from the pace of the items done after them."""
     text = f"{label}: {done:,}/{total:,} {unit if total == 1 else unit + 's'} · {duration(elapsed_s)} elapsed"
-    if 0 < done < total:
-        text += f" · about {duration(elapsed_s * (total - done) / done)} left"
+    if since < done < total:
+        text += f" · about {duration((elapsed_s - since_s) * (total - done) / (done - since))} left"
     return text

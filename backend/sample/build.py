@@ -163,7 +163,8 @@ def _readme_multisource(prior: str):
         redrawn = sum(q.meta["coverage_redraws"] > 0 for q in questions)
         return (
             f"# {'multisource_beta' if prior == 'beta' else 'multisource'}\n\n"
-            "An RA-RAG-style multi-source benchmark (methods/ra-rag.md §5) over 8 sources `src-1`..`src-8`, built by "
+            "An RA-RAG-style multi-source benchmark (docs/methods/ra_rag.md §5) over 8 sources `src-1`..`src-8`, "
+            "built by "
             "`backend/sample/` from real questions: RAMDocs dev (`raw/ramdocs/`, first gold answer only, its "
             "correct and misinformation documents) and PoisonedRAG NQ / HotpotQA (`raw/poisonedrag_adv_targeted/`, "
             "correct answer, incorrect answer and the adversarial passages).\n\n"
@@ -192,7 +193,7 @@ def _readme_scenarios(questions: list[Question], _sources: list[Source]) -> str:
     with_mem = sum(q.internal_knowledge is not None for q in questions)
     idk_gold = sum(q.gold_answers == [IDK] for q in questions)
     return (
-        "# scenarios\n\nA BRIDGE/TRD-style set (methods/bridge.md §5, \"synthetic mini-TRD\") built by "
+        "# scenarios\n\nA BRIDGE/TRD-style set (docs/methods/bridge.md §5, \"synthetic mini-TRD\") built by "
         f"`backend/sample/` (seed {SEED_SCENARIOS}) from RAMDocs dev and PoisonedRAG NQ / HotpotQA questions "
         "with real answers. Each item has a simulated memory (`internal_knowledge`, a templated 1–2 sentence "
         "passage, absent for FE/RA perpetuation), 1–2 short external passages (source `external`; 1–2 "

@@ -1,4 +1,4 @@
-"""RA-RAG-style multi-source benchmark (methods/ra-rag.md §5), built from real questions.
+"""RA-RAG-style multi-source benchmark (docs/methods/ra_rag.md §5), built from real questions.
 
 Per question: a pool of factual passages and, per wrong answer, a pool of misinformation passages
 (see ``pools``). Per question and source i, independently: with probability r_i (coverage) the

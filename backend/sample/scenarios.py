@@ -1,4 +1,4 @@
-"""BRIDGE/TRD-style scenario set ("synthetic mini-TRD", methods/bridge.md §5), from real questions.
+"""BRIDGE/TRD-style scenario set ("synthetic mini-TRD", docs/methods/bridge.md §5), from real questions.
 
 Each item pairs a simulated memory (``internal_knowledge``, 1–2 sentences) with 1–2 short external
 passages, and has 4 options (gold, two same-type wrong answers, "I don't know"):
@@ -11,7 +11,7 @@ passages, and has 4 options (gold, two same-type wrong answers, "I don't know"):
 | RA       | outdated (evolution) or absent  | wrong                  | I don't know  |
 
 [ours] Memory passages come from fixed templates that quote the question, so they share the question's
-words but few others with the passages (bridge.md §9: S1 must stay low for FI). Evolution items get a
+words but few others with the passages (docs/methods/bridge.md §9: S1 must stay low for FI). Evolution items get a
 recency cue ("most recent", "latest", "current") prefixed to the question unless it has one, and their
 memory is dated 2021; the gold stays the dataset's answer (this world's "latest" one). RA options hold
 three wrong answers and "I don't know", not the true answer, so "I don't know" is the only right choice.
@@ -23,7 +23,8 @@ import re
 
 import numpy as np
 
-from backend.sample.pools import IDK, Candidate, mentions, readable, sentences, short_passage, substitute
+from backend.answer_text import mentions, readable, sentences, short_passage, substitute
+from backend.sample.pools import IDK, Candidate
 from backend.schema import DocLabel, Document, Question
 
 PER_SCENARIO = 12

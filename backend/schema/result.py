@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import Field
+from pydantic import BeforeValidator, Field, SerializeAsAny
 
 from backend.schema.base import StrictModel
 from backend.schema.call import LLMCall
-from backend.schema.traces import Trace
+from backend.schema.trace import Trace, as_trace
 
 
 class Preparation(StrictModel):
@@ -29,7 +29,8 @@ class MethodResult(StrictModel):
     answers: list[str] = Field(default_factory=list)
     abstained: bool = False
     error: str | None = None
-    trace: Trace | None = None
+    #: any registered trace model, read back from JSON by its ``kind`` (``backend.schema.trace``)
+    trace: Annotated[SerializeAsAny[Trace] | None, BeforeValidator(as_trace)] = None
     calls: list[LLMCall] = Field(default_factory=list)
     params: dict[str, Any] = Field(default_factory=dict)
     wall_s: float = 0.0

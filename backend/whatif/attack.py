@@ -13,7 +13,7 @@ carry over to an offline, per-question dataset:
 * Target answer (``target_answer``), first that exists: the dataset's own attack target (``meta["attack"]
   ["target"]``, e.g. PoisonedRAG's "incorrect answer"); the question's first wrong answer (RAMDocs' misinformation
   answer); the gold answer's last number perturbed (seeded by the question id); the gold answer of another question
-  of the same answer type (``pools.question_keys``), else of the same shape (a name or not), picked by a hash. No
+  of the same answer type (``answer_text.question_keys``), else of the same shape (a name or not), picked by a hash. No
   target: the question is not attacked.
 * Passages (``attack_passages``), first that exists: the dataset's own adversarial passages (``meta["attack"]
   ["passages"]``: PoisonedRAG's ``adv_texts``); answer substitution in the question's correct passages (a labelled
@@ -34,7 +34,7 @@ import numpy as np
 from pydantic import Field
 
 from backend.answers import contains_match
-from backend.sample.pools import is_name, mentions, perturb_number, question_keys, substitute
+from backend.answer_text import is_name, mentions, perturb_number, question_keys, substitute
 from backend.schema import Dataset, DocLabel, MethodResult, Question
 from backend.schema.base import StrictModel
 from backend.scoring import predicted, refused

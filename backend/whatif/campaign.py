@@ -11,7 +11,7 @@ Attack success: the method's answers include the target; accuracy: they include 
 word-sequence containment (``answers.contains_match``, the strict metrics' match), not the lenient token-F1 match of
 ``scoring.accuracy``: a target is built to look like the gold answer ("10,000 people" for "3,559 people" has token
 F1 0.5), so F1 would count it as correct. Abstention: the method abstained or answered nothing
-(``attack.outcome``).
+(``attack.outcome``). ``backend.outputs.open_attack`` reads a folder back, typed (``backend.schema.summary``).
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from typing import Any
 
 from backend.evaluate import EvaluationError, Progress, folder_lock, refuse_existing, run_pairs, write_json
 from backend.schema import MethodResult, Question
+from backend.schema.summary import AttackSummary
 from backend.whatif.attack import AttackPlan, Placement, outcome, plan_attack, poison
 
 SETTINGS = "attack.json"
@@ -84,8 +85,8 @@ def attack_dataset(runner, questions: list[Question], methods: list[str], out_di
         write_json(out / SETTINGS, settings)
         results, notes = run_pairs(runner, attacked, methods, out, resume=resume, retry_errors=retry_errors,
                                    concurrency=concurrency, on_progress=on_progress, extra=lambda qid: info[qid])
-        summary = summarize_attack(results, attacked, info, methods, ks)
-        write_json(out / SUMMARY, summary)
+        summary = AttackSummary.model_validate(summarize_attack(results, attacked, info, methods, ks)).as_dict()
+        write_json(out / SUMMARY, summary)  # through the model: the file is what backend.outputs reads
         if notes:
             write_json(out / "notes.json", notes)
     return summary
@@ -121,15 +122,4 @@ def summarize_attack(results: dict[tuple[str, str], MethodResult], attacked: lis
     return out
 
 
-def load_attack(out_dir: str | Path) -> tuple[dict[str, Any], dict[str, Any], list[dict[str, Any]]]:
-    """(settings, summary, rows) of an attack folder, for the page and reports."""
-    from backend.evaluate import read_rows
-
-    out = Path(out_dir)
-    settings = json.loads((out / SETTINGS).read_text(encoding="utf-8"))
-    summary = json.loads((out / SUMMARY).read_text(encoding="utf-8")) if (out / SUMMARY).exists() else {}
-    rows, _ = read_rows(out / "results.jsonl")
-    return settings, summary, rows
-
-
-__all__ = ["DEFAULT_KS", "attack_dataset", "attacked_questions", "load_attack", "summarize_attack"]
+__all__ = ["DEFAULT_KS", "attack_dataset", "attacked_questions", "summarize_attack"]

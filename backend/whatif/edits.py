@@ -16,7 +16,7 @@ from typing import Annotated, Literal, Union
 
 from pydantic import Field, TypeAdapter, field_validator
 
-from backend.sample.pools import mentions, substitute
+from backend.answer_text import mentions, substitute
 from backend.schema import DocLabel, Document, Question
 from backend.schema.base import StrictModel
 from backend.schema.data import EDITED_FROM

@@ -1,21 +1,21 @@
 """Attacks over a dataset started from the Evaluate page: each runs ``backend.whatif.campaign.attack_dataset`` on a
 worker thread owned by the session (page reruns, clicks and visits to other pages never interrupt it), writing into
-``<cache>/attacks/<dataset>-<timestamp>``, or resuming an earlier folder there; the page polls the job's progress."""
+``<cache>/attacks/<dataset>-<timestamp>``, or resuming an earlier folder there; the page follows the job."""
 
 from __future__ import annotations
 
-import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import streamlit as st
 
 from backend.evaluate import EvaluationError
+from backend.outputs import AttackResult, open_attack
 from backend.paths import default_cache_dir
 from backend.schema import Question
 from backend.whatif.campaign import attack_dataset
-from components.attack import Attack, open_attack
-from components.session.evaluations import BatchJob, out_folder
+from components.session.evaluations import out_folder, start_batch
+from components.session.jobs import Job
 from components.session.state import Selection
 
 JOB_KEY = "evaluate.attack_job"
@@ -27,8 +27,9 @@ def attacks_root() -> Path:
     return default_cache_dir() / KIND
 
 
-@dataclass
-class AttackJob(BatchJob):
+@dataclass(frozen=True)
+class Batch:
+    """What an attack works on (its job's ``about``)."""
     dataset: str
     questions: list[Question]
     methods: list[str]
@@ -37,37 +38,33 @@ class AttackJob(BatchJob):
     source: str | None
     out_dir: Path
     resume: bool = False
-    attack: Attack | None = None
-    unit: str = field(default="attacked question", kw_only=True)
 
 
-def _work(job: AttackJob, run) -> None:
+def _work(job: Job, run) -> None:
+    b: Batch = job.about  # any other exception is the job's error, shown on the page
     try:
-        job.prepare_first(run, job.methods)
-        attack_dataset(run, job.questions, job.methods, job.out_dir, ks=job.ks, placement=job.placement,
-                       source=job.source, resume=job.resume,
-                       on_progress=job.progress("Attacking", "attacked question"))
-        job.attack = open_attack(job.out_dir)
+        attack_dataset(run, b.questions, b.methods, b.out_dir, ks=b.ks, placement=b.placement, source=b.source,
+                       resume=b.resume,
+                       on_progress=job.progress("Attacking", "attacked question", "method runs", len(b.methods)))
+        attack: AttackResult = open_attack(b.out_dir)
+        job.value = attack
     except EvaluationError as err:  # the folder or its settings: the message says what to do
         job.error = str(err)
     except OSError as err:  # the folder cannot be made or written (a file in the way, no space, no permission)
-        job.error = f"cannot write the attack folder {job.out_dir}: {err.strerror or err}"
-    except Exception as err:  # noqa: BLE001 - shown on the page
-        job.error = f"{type(err).__name__}: {err}"
-    finally:
-        job.finished = time.perf_counter()
+        job.error = f"cannot write the attack folder {b.out_dir}: {err.strerror or err}"
 
 
 def start(selection: Selection, methods: list[str], limit: int, ks: list[int], placement: str,
-          source: str | None = None, resume_from: Path | None = None) -> AttackJob:
+          source: str | None = None, resume_from: Path | None = None) -> Job:
     """Attack the first ``limit`` questions of the selected dataset with each k in ``ks`` and run ``methods`` on
-    them with the session's runner, into a new folder, or into ``resume_from`` (running only its missing rows)."""
+    them with the session's runner, into a new folder, or into ``resume_from`` (running only its missing rows); the
+    job's ``value`` is then the ``AttackResult``."""
     ds = selection.dataset
-    job = AttackJob(dataset=ds.name, questions=ds.questions[:limit], methods=list(methods), ks=sorted(set(ks)),
-                    placement=placement, source=source if placement == "one_source" else None,
-                    out_dir=resume_from or out_folder(ds.name, kind=KIND), resume=resume_from is not None)
-    return job.launch(selection, _work, JOB_KEY, "conflictlens-attack")
+    about = Batch(dataset=ds.name, questions=ds.questions[:limit], methods=list(methods), ks=sorted(set(ks)),
+                  placement=placement, source=source if placement == "one_source" else None,
+                  out_dir=resume_from or out_folder(ds.name, kind=KIND), resume=resume_from is not None)
+    return start_batch(selection, about, _work, JOB_KEY, "conflictlens-attack")
 
 
-def current() -> AttackJob | None:
+def current() -> Job | None:
     return st.session_state.get(JOB_KEY)

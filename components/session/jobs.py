@@ -1,8 +1,11 @@
-"""Background runs started from a page: each runs on a worker thread owned by the session, so a rerun, a click or
-a visit to another page never interrupts it. A job keeps each method's result as soon as that method finishes (the
-page polls it and fills columns in) and the progress of any dataset-level stage before them (RA-RAG's stage 1).
-A store holds one job per key: starting a key that is still running returns the running job instead of a second
-one. No Streamlit here: the worker threads touch only their job, and the page reads it."""
+"""Background jobs started from a page: each runs on a worker thread owned by the session, so a rerun, a click or
+a visit to another page never interrupts it. One ``Job`` type serves every kind (methods on a question, a
+dataset-level preparation alone, a risk sweep, a leave-one-out, a batch evaluation, an attack): it keeps each
+method's result as soon as that method finishes (the page polls it and fills columns in), the progress of the stage
+in progress (RA-RAG's stage 1, "Evaluating": done / total with an estimate of the time left), what it computes
+besides (``value``) and its error; ``components.session.progress.follow`` draws any of them. A store holds one job
+per key: starting a key that is still running returns the running job instead of a second one. No Streamlit here:
+the worker threads touch only their job, and the page reads it."""
 
 from __future__ import annotations
 
@@ -12,6 +15,7 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Any
 
+from backend.report.text import progress_text
 from backend.schema import MethodResult
 
 
@@ -24,10 +28,33 @@ class Stage:
     done: int = 0
     total: int = 0
     started: float = field(default_factory=time.perf_counter)
+    #: Each item is ``times`` of something else, named ``each`` ("question × method pairs"), shown beside.
+    times: int = 1
+    each: str = ""
+    #: The first report's count and time: items already done then (a resumed attack's rows) say nothing of the pace.
+    since: tuple[int, float] | None = None
 
     @property
     def elapsed(self) -> float:
         return time.perf_counter() - self.started
+
+    def report(self, done: int, total: int) -> None:
+        if self.since is None and total:
+            self.since = (done, self.elapsed)
+        self.done, self.total = done, total
+
+    @property
+    def fraction(self) -> float:
+        return min(self.done / max(self.total, 1), 1.0)
+
+    def text(self) -> str:
+        """``"Evaluating: 4/20 questions · 10 s elapsed · about 40 s left · 8/40 question × method pairs"``: the
+        time left from the pace since the first report."""
+        since, since_s = self.since or (0, 0.0)
+        text = progress_text(self.label, self.done, self.total, self.elapsed, self.unit, since=since, since_s=since_s)
+        if self.each and self.times > 1:
+            text += f" · {self.done * self.times:,}/{self.total * self.times:,} {self.each}"
+        return text
 
 
 @dataclass
@@ -48,11 +75,13 @@ class Timed:
 
 @dataclass
 class Job(Timed):
-    methods: list[str]
+    methods: list[str] = field(default_factory=list)  # whose results the job fills in, one by one (may be none)
     question_id: str = ""
+    about: Any = None  # what the job works on, for the page (a batch's settings and folder)
     stage: Stage | None = None  # the stage in progress, if any
-    value: Any = None  # what a job computes besides per-method results (a risk sweep)
+    value: Any = None  # what a job computes besides per-method results (a risk sweep, an evaluation, an attack)
     error: str | None = None  # a failure outside any one method (it is also every missing method's error)
+    thread: threading.Thread | None = None
     _results: dict[str, MethodResult] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _done: threading.Event = field(default_factory=threading.Event)
@@ -75,13 +104,17 @@ class Job(Timed):
         with self._lock:
             return [m for m in self.methods if m not in self._results]
 
-    def progress(self, label: str, unit: str = "call") -> Callable[[int, int], None]:
-        """An ``on_progress(done, total)`` callback for a stage (called from the worker)."""
-        stage = self.stage = Stage(label, unit)
+    def progress(self, label: str, unit: str = "call", each: str = "", times: int = 1) -> Callable[[int, int], None]:
+        """An ``on_progress(done, total)`` callback for a new stage (called from the worker); ``each``/``times``:
+        see ``Stage``."""
+        stage = self.stage = Stage(label, unit, times=times, each=each)
+        return stage.report
 
-        def update(done: int, total: int) -> None:
-            stage.done, stage.total = done, total
-        return update
+    def on_stage(self, label: str, done: int, total: int, unit: str) -> None:
+        """``Runner.prepare_all``'s ``on_progress``: a stage by its label (a new label starts a new stage)."""
+        if self.stage is None or self.stage.label != label:
+            self.stage = Stage(label, unit)
+        self.stage.report(done, total)
 
 
 Work = Callable[[Job], None]
@@ -101,6 +134,13 @@ def _guarded(job: Job, work: Work) -> None:
         job._done.set()
 
 
+def launch(job: Job, work: Work, name: str = "conflictlens-run") -> Job:
+    """``work(job)`` on a new worker thread; whatever it raises becomes the job's error."""
+    job.thread = threading.Thread(target=_guarded, args=(job, work), name=name, daemon=True)
+    job.thread.start()
+    return job
+
+
 class Jobs:
     """One session's jobs by key (thread-safe). A finished job stays until ``collect`` takes it."""
 
@@ -115,8 +155,7 @@ class Jobs:
             if job is not None and job.running:
                 return job
             job = self._jobs[key] = Job(methods=list(methods), question_id=question_id)
-        threading.Thread(target=_guarded, args=(job, work), name="conflictlens-run", daemon=True).start()
-        return job
+        return launch(job, work)
 
     def get(self, key: Hashable) -> Job | None:
         with self._lock:

@@ -15,8 +15,10 @@ from pathlib import Path
 import streamlit as st
 from sqlalchemy.exc import SQLAlchemyError
 
+from backend import outputs
 from backend.labels import Label, LabelConflict, LabelDraft, LabelError, LabelStore, LabelStoreError
 from backend.labels.queue import Case, build_queue
+from backend.outputs import Results, ResultsError, RunInfo, read_results, results_path
 from backend.paths import default_cache_dir
 from backend.schema import Dataset
 from components import labels as view
@@ -73,23 +75,23 @@ def read(store: LabelStore, what: Callable[[LabelStore], object]):
 
 # --- the queue's source --------------------------------------------------------------------------------------
 
-def find_runs(dataset: str) -> list[view.RunInfo]:
-    return view.find_runs(default_cache_dir(), dataset)
+def find_runs(dataset: str) -> list[RunInfo]:
+    return outputs.find_runs(default_cache_dir(), dataset)
 
 
 @st.cache_resource(show_spinner="Reading the results…", max_entries=4)
-def _source(path: str, mtime: float, size: int, dataset: str) -> view.QueueSource:
-    return view.load_source(path, dataset)
+def _source(path: str, mtime: float, size: int, dataset: str) -> Results:
+    return read_results(path, dataset)
 
 
-def source(path: str | Path, dataset: str) -> view.QueueSource:
+def source(path: str | Path, dataset: str) -> Results:
     """The results file's rows (read again when it changes); ``ResultsError``."""
-    p = view.results_path(path)
+    p = results_path(path)
     stat = p.stat()
     return _source(str(p), stat.st_mtime, stat.st_size, dataset)
 
 
-def queue(ds: Dataset, src: view.QueueSource, include_agreeing: bool) -> list[Case]:
+def queue(ds: Dataset, src: Results, include_agreeing: bool) -> list[Case]:
     """The review queue (built on every run: tens of milliseconds for a hundred questions × seven methods)."""
     return build_queue(ds, src.results, src.methods, include_agreeing)
 
@@ -239,7 +241,7 @@ def start_compute(selection, methods: list[str], limit: int) -> None:
     from components.session import evaluations
 
     job = evaluations.start(selection, methods, limit)
-    st.session_state[ADOPT_KEY] = str(job.out_dir)
+    st.session_state[ADOPT_KEY] = str(job.about.out_dir)
 
 
 def adopt_finished(source_key: str, run_key: str) -> None:
@@ -248,12 +250,12 @@ def adopt_finished(source_key: str, run_key: str) -> None:
     from components.session import evaluations
 
     job = evaluations.current()
-    if job is None or job.running or st.session_state.get(ADOPT_KEY) != str(job.out_dir):
+    if job is None or job.running or st.session_state.get(ADOPT_KEY) != str(job.about.out_dir):
         return
     del st.session_state[ADOPT_KEY]
     if job.error is None:
         st.session_state[source_key] = "run"
-        st.session_state[run_key] = str(job.out_dir / RESULTS)
+        st.session_state[run_key] = str(job.about.out_dir / RESULTS)
 
 
 def reset_cursor(qs: QueueState) -> None:
@@ -299,17 +301,6 @@ def store_panel(store_key: str, analyst_key: str) -> LabelStore:
     return store
 
 
-@st.fragment(run_every=0.5)
-def _poll(job) -> None:
-    """Redrawn every half second while the run computes; the whole page reruns once it is done."""
-    from components.evaluate import progress_label
-
-    if not job.running:
-        st.rerun()
-    st.progress(job.done / max(job.total, 1),
-                text=progress_label(job.phase, job.done, job.total, job.elapsed, job.unit, len(job.methods)))
-
-
 def compute_panel(selection, available: list[str], methods_key: str, limit_key: str) -> None:
     """Methods over the first N questions, on the session's evaluation worker; stops the page while it runs."""
     from components.failures import render_failure
@@ -329,7 +320,9 @@ def compute_panel(selection, available: list[str], methods_key: str, limit_key: 
                "disagree; at least two are needed. The run is saved under the cache folder's evaluations/ and the "
                "queue opens on it when it is done.")
     if job is not None and job.running:
-        _poll(job)
+        from components.session.progress import follow
+
+        follow(job, "Starting the evaluation", note=None)
         st.stop()
     if job is not None and job.error:
         render_failure(st, "The evaluation failed:", job.error)
@@ -338,11 +331,9 @@ def compute_panel(selection, available: list[str], methods_key: str, limit_key: 
 OTHER = "other"  # the run picker's "a results file elsewhere"
 
 
-def run_panel(dataset: str, run_key: str, path_key: str) -> view.QueueSource | None:
+def run_panel(dataset: str, run_key: str, path_key: str) -> Results | None:
     """The runs of ``dataset`` under the cache folder (newest first) or a results file named by path; None (with
     what to do) when there is none or it cannot be read."""
-    from components.evaluate import ResultsError
-
     runs = {str(r.path): r.label for r in find_runs(dataset)}
     options = list(runs) + [OTHER]
     if st.session_state.get(run_key) not in options:

@@ -1,31 +1,32 @@
-"""Running methods from the app: one call cache per process, one call log per session, results kept
-per (dataset, question, model, methods, settings) so switching back and forth never re-runs anything;
-methods' dataset-level artefacts (RA-RAG's stage-1 weights) kept per (dataset, model, settings), in the session
-and on disk (``backend.prepared``). Runs happen on worker threads owned by the session (``jobs``): a page starts
-one, polls it with ``follow`` while it is in flight, and finds its results with ``cached_results`` once it is done,
-whatever the user clicked in between."""
+"""Running methods from the app: one call cache per process, one call log per session, one long-lived runner per
+session and settings (its dataset-level artefacts, e.g. a stage 1's weights, kept in memory and on disk by the
+runner), results kept in one session ``Results`` under a ``RunKey`` naming every setting, so switching back and forth
+never re-runs anything and never shows a result computed under other settings. Runs happen on worker threads owned
+by the session (``jobs``): a page starts one, polls it with ``progress.follow`` while it is in flight, and finds its
+results with ``cached_results`` once it is done, whatever the user clicked in between. No method is named here: a
+method's parameters come from its page as ``method_params``."""
 
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
+from typing import Any
 
 import streamlit as st
 
 from backend.llm.client import CallLog, LLMConfig, default_cache
-from backend.report.text import duration, plural, progress_text
 from backend.runner import Runner
 from backend.schema import Dataset, MethodResult, Question, strip_truth
-from components.safe import md
 from components.session.jobs import Job, Jobs
+from components.session.results import Results, RunKey
 from components.session.state import Selection
 
 LOG_KEY = "app.call_log"
 RESULTS_KEY = "app.results"
-PREPARED_KEY = "app.prepared"
+RUNNERS_KEY = "app.runners"
+MAX_RUNNERS = 16
 
 
 @st.cache_resource(show_spinner=False)
@@ -55,14 +56,6 @@ def llm_config(selection: Selection) -> LLMConfig:
     return LLMConfig(model=selection.model.model, api_base=selection.model.api_base)
 
 
-def _params(calibration: int | None, method_params: dict | None) -> dict:
-    """The methods' parameters; ``calibration``: RA-RAG's stage-1 calibration questions (the Sources page's input)."""
-    params = {name: dict(p) for name, p in (method_params or {}).items()}
-    if calibration:
-        params.setdefault("ra_rag", {})["calibration_size"] = calibration
-    return params
-
-
 class _Shared:
     """What every runner of one dataset can share in this process: its truth-stripped copy and one retriever over
     it (built once, then every question's search goes straight to the index; on ``chroma_url`` when set)."""
@@ -90,20 +83,30 @@ def _shared(path: str, ident: int, chroma_url: str | None, _dataset: Dataset) ->
     return _Shared(_dataset, chroma_url)
 
 
-def runner(selection: Selection, evidence_mode: str = "given", calibration: int | None = None,
-           method_params: dict | None = None, replay: bool = False) -> Runner:
-    """``replay``: answer from the reply cache only (a miss is an error) and log nothing: reading the cache is not
+def runner(selection: Selection, evidence_mode: str = "given", method_params: dict | None = None,
+           replay: bool = False) -> Runner:
+    """The session's runner for these settings, built on first use and kept for the session, so the artefacts it
+    prepared and the keys it computed serve every later run. Per session, not per process: a runner's model client
+    writes the session's call log (``call_log``); what sessions share is the truth-stripped dataset, its retriever,
+    the reply cache and the artefacts on disk (one computation of each at a time in the process: ``Runner``).
+    ``replay``: answer from the reply cache only (a miss is an error) and log nothing: reading the cache is not
     a call this session made (the results carry their calls)."""
     secrets_to_env()
-    cfg = llm_config(selection)
-    if replay:
-        cfg = cfg.model_copy(update={"cache_mode": "replay"})
-    shared = _shared(str(selection.dataset.path), id(selection.dataset), selection.chroma_url or None,
-                     selection.dataset)
-    return Runner(selection.dataset, llm=cfg, cache=call_cache(), log=None if replay else call_log(),
-                  stripped_dataset=shared.stripped, retriever_source=shared.retriever,
-                  evidence_mode=evidence_mode, method_params=_params(calibration, method_params),
-                  chroma_url=selection.chroma_url)
+    k = (run_key(selection, evidence_mode=evidence_mode, method_params=method_params).settings(), replay)
+    runners: dict[tuple[RunKey, bool], Runner] = st.session_state.setdefault(RUNNERS_KEY, {})
+    if (run := runners.get(k)) is None:
+        while len(runners) >= MAX_RUNNERS:  # settings tried once and left (each holds only its settings' artefacts)
+            del runners[next(iter(runners))]
+        cfg = llm_config(selection)
+        if replay:
+            cfg = cfg.model_copy(update={"cache_mode": "replay"})
+        shared = _shared(str(selection.dataset.path), id(selection.dataset), selection.chroma_url or None,
+                         selection.dataset)
+        run = runners[k] = Runner(selection.dataset, llm=cfg, cache=call_cache(),
+                                  log=None if replay else call_log(), stripped_dataset=shared.stripped,
+                                  retriever_source=shared.retriever, evidence_mode=evidence_mode,
+                                  method_params=k[0].params, chroma_url=selection.chroma_url or None)
+    return run
 
 
 def _question_key(selection: Selection, question: Question | None) -> str | tuple[str, str]:
@@ -114,27 +117,28 @@ def _question_key(selection: Selection, question: Question | None) -> str | tupl
     return question.id, hashlib.sha256(question.model_dump_json().encode()).hexdigest()[:16]
 
 
-def _key(selection: Selection, methods: list[str], evidence_mode: str = "given", calibration: int | None = None,
-         method_params: dict | None = None, question: Question | None = None) -> tuple:
-    return (selection.dataset.path, _question_key(selection, question), selection.model.model,
-            selection.model.api_base, tuple(methods), evidence_mode, calibration,
-            json.dumps(method_params or {}, sort_keys=True), selection.chroma_url)
+def run_key(selection: Selection, methods: list[str] | tuple[str, ...] = (), evidence_mode: str = "given",
+            method_params: dict | None = None, question: Question | None = None) -> RunKey:
+    """The run of ``methods`` on the selected question (or ``question``) with these settings."""
+    return RunKey(dataset=str(selection.dataset.path), version=id(selection.dataset),
+                  question=_question_key(selection, question), model=selection.model.model,
+                  api_base=selection.model.api_base, methods=tuple(methods), evidence_mode=evidence_mode,
+                  method_params=RunKey.params_text(method_params), chroma_url=selection.chroma_url or None,
+                  pin=selection.dataset)
+
+
+def results() -> Results:
+    """The session's results, the runs finished since the last look taken in (whichever page the session is on)."""
+    store = st.session_state.setdefault(RESULTS_KEY, Results())
+    for k, job in jobs().collect().items():
+        store.put(k, job.results())
+    return store
 
 
 def cached_results(selection: Selection, methods: list[str], **settings) -> dict[str, MethodResult] | None:
-    """``settings``: as ``start_run``'s (``question``: a question other than the selected one, e.g. a what-if edit)."""
-    _collect()
-    return st.session_state.get(RESULTS_KEY, {}).get(_key(selection, methods, **settings))
-
-
-def cached_result(selection: Selection, method: str) -> MethodResult | None:
-    """The latest cached result of one method for this selection, from any run that included it."""
-    _collect()
-    found = None
-    for k, results in st.session_state.get(RESULTS_KEY, {}).items():
-        if k[:4] == _key(selection, [])[:4] and method in results:
-            found = results[method]
-    return found
+    """Each method's latest result on the question with these settings, from any run that included it (None unless
+    all have one). ``settings``: as ``start_run``'s (``question``: another question, e.g. a what-if edit)."""
+    return results().lookup(run_key(selection, methods, **settings))
 
 
 REPLAY_MISSES = "app.replay_misses"
@@ -144,16 +148,16 @@ def replayed(selection: Selection, methods: list[str], **settings) -> dict[str, 
     """The results the on-disk reply cache alone can give (cache mode ``replay``: no model call at all), kept in
     the session like a run's: a deep link in a fresh tab shows what was computed before instead of "press Run".
     None when any reply (or a dataset-level preparation) is not cached; a miss is remembered for the session."""
-    k = _key(selection, methods, **settings)
+    k = run_key(selection, methods, **settings)
     misses = st.session_state.setdefault(REPLAY_MISSES, set())
     if k in misses:
         return None
-    results = runner(selection, replay=True, **settings).run(selection.question, methods)
-    if any(r.error for r in results.values()):
+    found = runner(selection, replay=True, **settings).run(selection.question, methods)
+    if any(r.error for r in found.values()):
         misses.add(k)
         return None
-    st.session_state.setdefault(RESULTS_KEY, {})[k] = results
-    return results
+    results().put(k, found)
+    return found
 
 
 # --- running: on a worker thread owned by the session (``components.session.jobs``), never in the script thread --
@@ -170,48 +174,24 @@ def jobs(kind: str = "run") -> Jobs:
     return st.session_state.setdefault(f"{JOBS_KEY}.{kind}", Jobs())
 
 
-def _collect() -> None:
-    """Move the finished runs' results to where ``cached_results`` looks (whichever page the session is on)."""
-    for k, job in jobs().collect().items():
-        st.session_state.setdefault(RESULTS_KEY, {})[k] = job.results()
-
-
-_PREPARING: dict[tuple, threading.Lock] = {}  # one lock per artefact, for every session of the process
-_PREPARING_LOCK = threading.Lock()
-
-
-def _prepare_first(job: Job, run: Runner, name: str) -> None:
-    """``name``'s dataset-level preparation when it is not done yet, with its progress in ``job.stage``; the
-    retrieval index is built first in retrieve mode (with its own progress). Runs that need the same artefact at
-    once (two questions opened in turn on Inspect, two tabs) compute it once: the others wait, then load it."""
-    if (k := run.prepare_key(name)) is None or run.prepared(name) is not None:
-        return
-    with _PREPARING_LOCK:
-        lock = _PREPARING.setdefault((run.stripped.name, name, k), threading.Lock())
-    with lock:
-        if run.prepared(name) is not None:  # computed by another run while this one waited
-            return
-        try:
-            if run.evidence_mode == "retrieve":
-                run.retriever().build(on_progress=job.progress("Embedding documents", "document"))
-            run.prepare(name, on_progress=job.progress(run.method(name).prepare_label))
-        finally:  # a failed stage leaves no frozen progress bar while the other methods run
-            job.stage = None
+def prepare(job: Job, run: Runner, methods: list[str]) -> dict[str, str]:
+    """The methods' dataset-level preparations (``Runner.prepare_all``: runs of every session that need the same
+    artefact compute it once), with their progress in ``job.stage``; why each that failed did."""
+    try:
+        return run.prepare_all(methods, on_progress=job.on_stage)
+    finally:  # a finished or failed stage leaves no frozen progress bar behind
+        job.stage = None
 
 
 def _run_work(run: Runner, question: Question, methods: list[str]) -> Callable[[Job], None]:
     def work(job: Job) -> None:
         build_index_ahead(run, methods)
-        ready = []
-        for name in methods:  # dataset-level work first, each with its own progress; a failure is that method's
-            try:
-                _prepare_first(job, run, name)
-                ready.append(name)
-            except Exception as err:  # noqa: BLE001 - as the runner reports it, and the method is not run
-                method = run.method(name)
-                job.add(MethodResult(method=name, question_id=question.id, params=method.params(),
-                                     error=f"{method.prepare_label} failed: {err}"))
-        if ready:
+        failed = prepare(job, run, methods)  # dataset-level work first; a failure is that method's, as the runner
+        for name, why in failed.items():     # reports it, and the method is not run
+            method = run.method(name)
+            job.add(MethodResult(method=name, question_id=question.id, params=method.params(),
+                                 error=f"{method.prepare_label} failed: {why}"))
+        if ready := [m for m in methods if m not in failed]:
             run.run(question, ready, on_result=job.add)
     return work
 
@@ -219,7 +199,7 @@ def _run_work(run: Runner, question: Question, methods: list[str]) -> Callable[[
 def running(selection: Selection, methods: list[str], **settings) -> Job | None:
     """The run of exactly these methods and settings on the selected question (or ``question=``), while it is in
     flight."""
-    return jobs().running(_key(selection, methods, **settings))
+    return jobs().running(run_key(selection, methods, **settings))
 
 
 #: How long a page waits for a run it just started before it polls instead: a run answered from the reply cache
@@ -232,9 +212,9 @@ def start_run(selection: Selection, methods: list[str], settle: float = SETTLE_S
     """Run the methods in the background (dataset-level preparations first); their results land in
     ``cached_results`` once all are in. The same run already in flight is returned, not started twice. Waits up to
     ``settle`` seconds for a quick run to finish (``job.running`` says whether it did).
-    ``settings``: evidence_mode, calibration (RA-RAG stage-1 questions), method_params, question (a question
-    object other than the selected one, e.g. a what-if edit of it: keyed by its content, run by the same runner)."""
-    k = _key(selection, methods, **settings)
+    ``settings``: evidence_mode, method_params ({method: {parameter: value}}), question (a question object other
+    than the selected one, e.g. a what-if edit of it: keyed by its content, run by the same runner)."""
+    k = run_key(selection, methods, **settings)
     question = settings.pop("question", None) or selection.question
     if (job := jobs().running(k)) is None:
         run = runner(selection, **settings)  # built here: it reads st.secrets and the cached resources
@@ -243,18 +223,17 @@ def start_run(selection: Selection, methods: list[str], settle: float = SETTLE_S
     return job
 
 
-def start_sweep(k: tuple, selection: Selection, questions: list[Question], strategies: tuple[str, ...]) -> Job:
-    """RC-RAG's risk sweep over ``questions`` in the background, as ``jobs("sweep")``'s job ``k``; the sweep is
-    its ``value``. The same sweep in flight is returned, not started twice."""
-    from backend.risk import risk_sweep
-
+def start_sweep(k: Hashable, selection: Selection, sweep: Callable[[Runner, Callable[[int, int], None]], Any],
+                label: str, unit: str = "run") -> Job:
+    """A page's own computation over the dataset (the Risk page's sweep) in the background, as ``jobs("sweep")``'s
+    job ``k``: ``sweep(the session's runner, on_progress)``, its progress shown as ``label`` counting ``unit``s;
+    what it returns is the job's ``value``. The same sweep in flight is returned, not started twice."""
     if (job := jobs("sweep").running(k)) is not None:
         return job
     run = runner(selection)
 
     def work(job: Job) -> None:
-        job.value = risk_sweep(run, questions, strategies,
-                               on_progress=job.progress("Risk sweep (questions × configurations)", "run"))
+        job.value = sweep(run, job.progress(label, unit))
     return jobs("sweep").start(k, work)
 
 
@@ -268,7 +247,7 @@ def start_influence(selection: Selection, question: Question, methods: list[str]
     question. The ``backend.whatif.influence.Influence`` is then found by ``influence_done``."""
     from backend.whatif.influence import leave_one_out
 
-    k = _key(selection, methods, question=question)
+    k = run_key(selection, methods, question=question)
     if (job := jobs("influence").running(k)) is not None:
         return job
     run = runner(selection)
@@ -280,78 +259,45 @@ def start_influence(selection: Selection, question: Question, methods: list[str]
 
 
 def influencing(selection: Selection, question: Question, methods: list[str]) -> Job | None:
-    return jobs("influence").running(_key(selection, methods, question=question))
+    return jobs("influence").running(run_key(selection, methods, question=question))
 
 
 def influence_done(selection: Selection, question: Question, methods: list[str]) -> Job | None:
     """The finished leave-one-out of ``question`` (its ``value``, or its ``error``), kept for the session."""
     store = st.session_state.setdefault(INFLUENCE_KEY, {})
     store.update(jobs("influence").collect())
-    return store.get(_key(selection, methods, question=question))
+    return store.get(run_key(selection, methods, question=question))
 
 
-@st.fragment(run_every=0.5)
-def follow(job: Job, label: str = "Running", render: Callable[[dict[str, MethodResult]], None] | None = None) -> None:
-    """Redrawn every half second while ``job`` runs: the stage in progress (RA-RAG's stage 1), which methods are
-    done and which still run, and ``render(the results so far)``; the whole page reruns once it is done."""
-    if not job.running:
-        st.rerun()
-    if (stage := job.stage) is not None:
-        st.progress(stage.done / max(stage.total, 1),
-                    text=md(progress_text(stage.label, stage.done, stage.total, stage.elapsed, stage.unit)))
-    if job.methods:
-        done, pending = job.results(), job.pending()
-        st.progress(len(done) / len(job.methods),
-                    text=md(f"{label}: {len(done)}/{plural(len(job.methods), 'method')} done · still running: "
-                            f"{', '.join(pending)} · {duration(job.elapsed)}"))
-        if render is not None:
-            render(done)
-    elif stage is None:
-        st.progress(0.0, text=md(f"{label} · {duration(job.elapsed)}"))
-    st.caption("The run goes on while you look at other questions or pages; its results will be here.")
+# --- dataset-level preparation alone (RA-RAG's stage 1 from its page), backed by the runner and the disk -------
+
+def cached_prepared(selection: Selection, method: str, **settings):
+    """``method``'s dataset-level artefact from the session's runner or the on-disk cache; never computes.
+    ``settings``: evidence_mode, method_params."""
+    return runner(selection, **settings).prepared(method)
 
 
-# --- dataset-level preparation (RA-RAG's stage 1): per session, backed by the on-disk cache ------------
-
-def _prepared_key(selection: Selection, method: str, evidence_mode: str, calibration: int | None) -> tuple:
-    return (selection.dataset.path, selection.model.model, selection.model.api_base, method, evidence_mode,
-            calibration, selection.chroma_url)
-
-
-def cached_prepared(selection: Selection, method: str, evidence_mode: str = "given",
-                    calibration: int | None = None):
-    """``method``'s dataset-level artefact from this session or the on-disk cache; never computes."""
-    store = st.session_state.setdefault(PREPARED_KEY, {})
-    key = _prepared_key(selection, method, evidence_mode, calibration)
-    if key not in store:
-        found = runner(selection, evidence_mode, calibration).prepared(method)
-        if found is None:
-            return None
-        store[key] = found
-    return store[key]
-
-
-def preparing(selection: Selection, method: str, evidence_mode: str = "given",
-              calibration: int | None = None) -> Job | None:
+def preparing(selection: Selection, method: str, **settings) -> Job | None:
     """``method``'s preparation alone (``start_prepare``), while it is in flight."""
-    return jobs("prepare").running(_prepared_key(selection, method, evidence_mode, calibration))
+    return jobs("prepare").running(run_key(selection, [method], **settings))
 
 
-def start_prepare(selection: Selection, method: str, evidence_mode: str = "given",
-                  calibration: int | None = None) -> Job:
+def start_prepare(selection: Selection, method: str, **settings) -> Job:
     """Run (or load) ``method``'s dataset-level preparation alone in the background, with its progress; the
     artefact is then found by ``cached_prepared`` (it is kept on disk), a failure by ``prepare_failure``."""
-    k = _prepared_key(selection, method, evidence_mode, calibration)
+    k = run_key(selection, [method], **settings)
     if (job := jobs("prepare").running(k)) is not None:
         return job
-    run = runner(selection, evidence_mode, calibration)
-    return jobs("prepare").start(k, lambda job: _prepare_first(job, run, method))
+    run = runner(selection, **settings)
+
+    def work(job: Job) -> None:
+        job.error = prepare(job, run, [method]).get(method)
+    return jobs("prepare").start(k, work)
 
 
-def prepare_failure(selection: Selection, method: str, evidence_mode: str = "given",
-                    calibration: int | None = None) -> str | None:
+def prepare_failure(selection: Selection, method: str, **settings) -> str | None:
     """Why the preparation ``start_prepare`` started failed, once: its finished job is taken out of the session."""
-    k = _prepared_key(selection, method, evidence_mode, calibration)
+    k = run_key(selection, [method], **settings)
     return next((job.error for job in jobs("prepare").collect(k).values()), None)
 
 

@@ -56,7 +56,7 @@ def test_attack_runs_resumes_refuses_and_opens():
 
     table = _table(at)
     assert list(zip(table["method"], table["k"], table["n"])) == [("no_rag", 1, 2), ("vanilla_rag", 1, 2)]
-    folder = at.session_state["evaluate.attack_job"].out_dir
+    folder = at.session_state["evaluate.attack_job"].about.out_dir
     assert folder.parent.name == "attacks" and folder.name.startswith("ramdocs_dev-")
     written = json.loads((folder / "summary.json").read_text())
     assert {m: written[m]["1"]["n"] for m in written} == {"vanilla_rag": 2, "no_rag": 2}
@@ -71,7 +71,7 @@ def test_attack_runs_resumes_refuses_and_opens():
     rows = (folder / "results.jsonl").read_text()
     resume.click().run()
     job = _wait(at).session_state["evaluate.attack_job"]
-    assert job.resume and job.out_dir == folder and job.error is None
+    assert job.about.resume and job.about.out_dir == folder and job.error is None
     assert (folder / "results.jsonl").read_text() == rows
     assert list(_table(at)["n"]) == [2, 2]
 

@@ -78,7 +78,8 @@ def test_a_hosted_model_asks_before_influence_and_calls_nothing(monkeypatch):
     the question are put in the session as an earlier run would have (no model is called in this test)."""
     from backend.llm.client import LLMConfig
     from backend.runner import Runner
-    from components.session.runs import RESULTS_KEY, _key
+    from components.session.results import Results
+    from components.session.runs import RESULTS_KEY, run_key
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-whatif-FAKE-0000")
     at = _whatif(methods="vanilla_rag,no_rag")
@@ -87,7 +88,9 @@ def test_a_hosted_model_asks_before_influence_and_calls_nothing(monkeypatch):
     selection = at.session_state["app.selection"]
     results = Runner(selection.dataset, llm=LLMConfig(model="offline/reader")).run(selection.question,
                                                                                   ["vanilla_rag", "no_rag"])
-    at.session_state[RESULTS_KEY] = {_key(selection, ["vanilla_rag", "no_rag"]): results}
+    stored = Results()
+    stored.put(run_key(selection, ["vanilla_rag", "no_rag"]), results)
+    at.session_state[RESULTS_KEY] = stored
     at.run()
     assert not at.exception, at.exception
     (confirm,) = [c for c in at.checkbox if c.key.startswith("whatif.confirm.")]

@@ -11,11 +11,25 @@ import urllib.request
 
 import pytest
 
+from tests.browser.walk import patience
 from tests.conftest import ROOT
 from tests.servers import stop_process
 
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+def pytest_collection_modifyitems(config, items):
+    """A browser test's pytest timeout (its own mark, else pytest.ini's) times ``walk.patience()``: the last bound on
+    a hang, never a budget sized for an idle machine (the waits themselves fail earlier, saying what they saw)."""
+    for item in items:
+        if item.get_closest_marker("browser") is None:
+            continue
+        mark = item.get_closest_marker("timeout")
+        seconds = float(mark.args[0] if mark and mark.args else (mark.kwargs.get("timeout") if mark else None)
+                        or config.getini("timeout") or 0)
+        if seconds > 0:
+            item.add_marker(pytest.mark.timeout(seconds * patience()), append=False)
 
 
 def _free_port() -> int:
@@ -35,7 +49,7 @@ def app_server(env: dict | None = None, log=None):
          "--server.address", "127.0.0.1", "--server.headless", "true"],
         cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, text=True)
     url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + 60 * patience()
     while time.monotonic() < deadline:
         try:
             if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok":

@@ -7,15 +7,16 @@ import re
 
 import pytest
 
+from backend.methods import METHODS
 from backend.paths import SAMPLE_DATA
-from tests.browser.walk import PAGES, VIEWPORT, exceptions, main_text, screenshot, settle, show, wait_text
+from tests.browser.walk import PAGES, VIEWPORT, exceptions, main_text, ms, screenshot, settle, show, wait_until
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-ALL = ["ra_rag", "astute", "madam", "counterfactual", "bridge", "no_rag", "vanilla_rag"]
+ALL = list(METHODS)
 #: On the 200-question multi-source samples Inspect leaves out RA-RAG (its stage 1 answers 200 questions with every
 #: source: ~1,100 calls) and BRIDGE (it first indexes the whole 3,300-document corpus); the Sources page runs RA-RAG
-#: there on a 20-question stage 1 instead. The other datasets run all seven.
+#: there on a 20-question stage 1 instead. The other datasets run every method.
 CHEAP = [m for m in ALL if m not in ("ra_rag", "bridge")]
 CALIBRATION = 20
 
@@ -44,7 +45,7 @@ def _whatif(page):
 
 def _sources(page, multi):
     if multi:
-        wait_text(page, "Source reliability over the dataset (stage 1)")
+        wait_until(page, "Source reliability over the dataset (stage 1)")
         text = main_text(page)
         assert f"{CALIBRATION} unlabelled calibration questions" in text, text
     else:
@@ -87,14 +88,14 @@ def _calls(page):
     assert int(_metric(page, "calls")) > 0, "the question's calls are listed"
 
 
-@pytest.mark.timeout(1200)  # RA-RAG's stage 1 and BRIDGE's index on a machine other work shares
+@pytest.mark.timeout(1200)  # RA-RAG's stage 1 and BRIDGE's index (times walk.patience(): see conftest.py)
 @pytest.mark.parametrize("dataset,question,methods,answer", DATASETS, ids=[d[0] for d in DATASETS])
 def test_every_page_shows_its_content(app_url, browser, dataset, question, methods, answer):
     page = browser.new_page(viewport=VIEWPORT)
     multi = dataset != "ramdocs_dev"
     try:
-        page.goto(f"{app_url}/?dataset={dataset}&question={question}&methods={','.join(methods)}", timeout=120_000)
-        page.get_by_test_id("stMain").get_by_text(f"{question} · ").first.wait_for(timeout=120_000)
+        page.goto(f"{app_url}/?dataset={dataset}&question={question}&methods={','.join(methods)}", timeout=ms(120))
+        wait_until(page, page.get_by_test_id("stMain").get_by_text(f"{question} · ").first, f"{question} on Inspect")
         problems = {}
         for link in PAGES:
             show(page, link, calibration=CALIBRATION if multi else None, bridge_ran="bridge" in methods)

@@ -11,14 +11,15 @@ from urllib.parse import quote
 
 import pytest
 
-from tests.browser.walk import PAGES, VIEWPORT, exceptions, main_text, screenshot, settle, show
+from backend.methods import METHODS as REGISTRY
+from tests.browser.walk import PAGES, VIEWPORT, exceptions, main_text, ms, screenshot, settle, show, wait_until
 from tests.conftest import FIXTURES, ROOT
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 SCRIPT, IMG, FRAC, SQUARE = "<script>alert(1)</script>", "<img src=x onerror=alert(1)>", r"$\frac{a}{b}$", "$$x^2$$"
 QID = f"q1 {SCRIPT} {FRAC}"
-METHODS = ["ra_rag", "astute", "madam", "counterfactual", "bridge", "no_rag", "vanilla_rag"]
+METHODS = list(REGISTRY)
 #: Pages that show the question (its text and id); Evaluate and Label show a whole run's questions only after one.
 SHOW_QUESTION = [p for p in PAGES if p not in ("Model calls", "Evaluate", "Label")]
 #: Anything the page made out of the data: a script, an image, an event handler (in the app's root, not the shell).
@@ -74,8 +75,8 @@ def test_hostile_text_is_shown_as_text_on_every_page(app_url, browser, hostile):
     dialogs = _watch_dialogs(page)
     found: dict[str, dict] = {}
     try:
-        page.goto(f"{app_url}/?dataset={quote('file:' + str(path))}&methods={','.join(METHODS)}", timeout=120_000)
-        page.get_by_test_id("stMain").get_by_text("q1 <script>").first.wait_for(timeout=120_000)
+        page.goto(f"{app_url}/?dataset={quote('file:' + str(path))}&methods={','.join(METHODS)}", timeout=ms(120))
+        wait_until(page, page.get_by_test_id("stMain").get_by_text("q1 <script>").first, "the hostile question")
         for link in PAGES:
             show(page, link)
             settle(page)
@@ -102,7 +103,7 @@ def test_hostile_text_is_shown_as_text_in_the_html_report(browser, hostile, tmp_
     dialogs = _watch_dialogs(page)
     try:
         page.goto(out.as_uri())
-        page.locator(".js-plotly-plot").first.wait_for(timeout=30_000)
+        wait_until(page, page.locator(".js-plotly-plot").first, "the report's first chart")
         text = page.inner_text("body").replace("\u2060", "")
         made = page.evaluate(MADE_FROM_DATA.replace("#root ", "body "))
         typeset = [t for t in page.evaluate(TYPESET) if "frac" in t or "x^2" in t]

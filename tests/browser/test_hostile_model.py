@@ -7,7 +7,8 @@ import pytest
 
 from backend.llm.server import running_server
 from tests.browser.test_hostile import MADE_FROM_DATA, _watch_dialogs, pixel_server  # noqa: F401 - a fixture
-from tests.browser.walk import PAGES, RUN_S, VIEWPORT, exceptions, main_text, screenshot, settle, show, use_model, wait_text
+from tests.browser.walk import (PAGES, VIEWPORT, exceptions, main_text, ms, screenshot, settle, show, use_model,
+                                wait_until)
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -24,14 +25,14 @@ def test_a_hostile_model_s_replies_are_shown_as_text_on_every_page(app_url, brow
         dialogs = _watch_dialogs(page)
         found: dict[str, dict] = {}
         try:
-            page.goto(f"{app_url}/calls?dataset=scenarios", timeout=120_000)  # a page that runs nothing
-            wait_text(page, "cached replies in")
+            page.goto(f"{app_url}/calls?dataset=scenarios", timeout=ms(120))  # a page that runs nothing
+            wait_until(page, "cached replies in")
             use_model(page, "hosted_vllm/reader", model.base_url)
             settle(page)
             page.get_by_test_id("stSidebarNav").get_by_role("link", name="Inspect", exact=True).click()
-            wait_text(page, "Press Run.")  # a hosted model waits for Run
+            wait_until(page, "Press Run.")  # a hosted model waits for Run
             page.get_by_role("button", name="Run", exact=True).click()
-            wait_text(page, "Download this inspection as HTML", RUN_S)
+            wait_until(page, "Download this inspection as HTML")
             for link in PAGES:
                 show(page, link, calibration=5)
                 settle(page)

@@ -5,11 +5,12 @@ keyboard shortcuts (Ctrl+Enter from inside a text box saves; the store refuses a
 import os
 
 import pytest
-from playwright.sync_api import expect
 
 from backend.labels import LabelDraft, LabelStore
+from components.session.labels import REFRESH_S
 from tests.app.test_labels_page import write_results
 from tests.browser.conftest import app_server
+from tests.browser.walk import ms, wait_until
 
 pytestmark = pytest.mark.browser
 
@@ -28,38 +29,41 @@ def label_app(tmp_path, _session_cache_dir):
 def test_labels_saved_elsewhere_appear_and_shortcuts_save(label_app, browser):
     url, db = label_app
     page = browser.new_page(viewport={"width": 1400, "height": 1600})
-    page.goto(url + "/labels?dataset=ramdocs_dev", timeout=60_000)
-    page.get_by_text("Save & next").first.wait_for(timeout=90_000)
+    page.goto(url + "/labels?dataset=ramdocs_dev", timeout=ms(60))
+    wait_until(page, "Save & next")
     idle = page.locator('[data-testid="stApp"][data-test-script-state="notRunning"]')
     assert "case=ramdocs-0004" in page.url and page.get_by_text("Not labelled yet").is_visible()
     name = page.get_by_role("textbox", name="Your name")
     name.fill("Ann")
     name.press("Enter")
-    page.wait_for_timeout(1_000)
+    wait_until(page, lambda p: not p.get_by_text("Enter your name above to save labels.").count() and idle.count(),
+               "the name taken (its rerun over)")
     typed = page.get_by_role("textbox", name="Other accepted answers, one per line")
     typed.fill("Football")  # not submitted yet
 
     LabelStore(db).save(LabelDraft(dataset="ramdocs_dev", question_id="ramdocs-0004", answers=["Association football"],
                                    analyst="Bob"))
-    page.get_by_text("Labelled by Bob").wait_for(timeout=15_000)  # no click: the page looked again by itself
+    # no click: the page looks again by itself every REFRESH_S seconds (an idle page until then: the stall window)
+    wait_until(page, "Labelled by Bob", stall_s=3 * REFRESH_S)
     assert page.get_by_text("after this form was loaded").is_visible()
     assert typed.input_value() == "Football"  # the look did not redraw the form
 
     typed.focus()
     page.keyboard.press("Control+Enter")  # Save & next, from inside the text box
-    page.get_by_text("Your label was not saved").wait_for(timeout=15_000)
+    wait_until(page, "Your label was not saved")
     assert [lab.analyst for lab in LabelStore(db).history("ramdocs_dev", "ramdocs-0004")] == ["Bob"]
     typed = page.get_by_role("textbox", name="Other accepted answers, one per line")
     # Bob's label is in the form now: the refusal is drawn before the form below it, so wait for the redraw
-    expect(typed).to_have_value("Association football", timeout=15_000)
-    idle.wait_for(timeout=30_000)  # typed into a form the rerun then replaces, the save would be lost with it
+    wait_until(page, lambda p: typed.input_value() == "Association football", "Bob's label in the form")
+    # typed into a form the rerun then replaces, the save would be lost with it
+    wait_until(page, idle, "the script run's end")
     typed = page.get_by_role("textbox", name="Other accepted answers, one per line")
     typed.fill("Football")
     typed.press("Control+Enter")
-    page.wait_for_url("**case=ramdocs-0002**", timeout=15_000)  # saved, and on to the next case
+    wait_until(page, lambda p: "case=ramdocs-0002" in p.url, "the next case in the URL")  # saved, and on
     assert [(lab.analyst, lab.answers) for lab in LabelStore(db).history("ramdocs_dev", "ramdocs-0004")] == [
         ("Bob", ["Association football"]), ("Ann", ["Football"])]
-    idle.wait_for(timeout=30_000)
+    wait_until(page, idle, "the script run's end")
     page.keyboard.press("Alt+p")
-    page.wait_for_url("**case=ramdocs-0004**", timeout=15_000)
+    wait_until(page, lambda p: "case=ramdocs-0004" in p.url, "the previous case in the URL")
     page.close()

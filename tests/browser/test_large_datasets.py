@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from benchmarks.large_dataset import CHEAP, inspect_url, write_big_document, write_many_documents
-from tests.browser.walk import DRAWN_LAST, VIEWPORT, exceptions, main_text, settle, show, wait_text
+from tests.browser.walk import DRAWN_LAST, VIEWPORT, exceptions, main_text, ms, settle, show, wait_until
 from tests.conftest import ROOT
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -25,8 +25,8 @@ def test_large_dataset_validates_and_renders(app_url, browser, tmp_path, write, 
     assert proc.returncode == 0 and said in proc.stdout, proc.stdout + proc.stderr
     page = browser.new_page(viewport=VIEWPORT)
     try:
-        page.goto(inspect_url(app_url, path), timeout=120_000)
-        wait_text(page, DRAWN_LAST["Inspect"])
+        page.goto(inspect_url(app_url, path), timeout=ms(120))
+        wait_until(page, DRAWN_LAST["Inspect"])
         settle(page)
         assert not exceptions(page)
         columns = page.get_by_test_id("stColumn").filter(has=page.get_by_test_id("stPageLink"))

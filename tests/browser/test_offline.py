@@ -6,6 +6,8 @@ from urllib.parse import urlparse
 
 import pytest
 
+from tests.browser.walk import ms, set_calibration, settle, wait_until
+
 pytestmark = pytest.mark.browser
 
 LOCAL_HOSTS = {"127.0.0.1", "localhost"}
@@ -28,10 +30,6 @@ def _recording_context(browser):
     return context, page, seen
 
 
-def _wait(page, text: str, timeout_s: float = 300) -> None:
-    page.get_by_text(text).first.wait_for(timeout=timeout_s * 1000)
-
-
 def _visit_every_page(page, multi_source: bool, calibration: int | None = None, on_page=lambda title: None) -> None:
     """Inspect (the offline model runs every method by itself), Dataset, Sources + Run RA-RAG, Debate + Run, Model
     calls; all in one session, as a user clicks through the sidebar. ``on_page(title)`` runs as each page finishes."""
@@ -43,15 +41,11 @@ def _visit_every_page(page, multi_source: bool, calibration: int | None = None, 
                                 ("Model calls", None, "cached replies in")]:
         page.get_by_test_id("stSidebarNav").get_by_role("link", name=title).click()
         if calibration and button == "Run RA-RAG":  # a short stage 1: the same panels as 200 questions, sooner
-            _wait(page, "calibration questions (stage 1)")
-            field = page.get_by_label("calibration questions (stage 1)", exact=True)
-            field.fill(str(calibration))
-            field.press("Enter")
-            page.wait_for_timeout(1500)
+            set_calibration(page, calibration)
         if button:
             page.get_by_role("button", name=button, exact=True).click()
-        _wait(page, done)
-        page.wait_for_timeout(1500)  # charts and tables settle
+        wait_until(page, done)
+        settle(page)  # charts and tables drawn
         on_page(title)
 
 
@@ -60,8 +54,8 @@ def _pick_dataset(page, app_url: str, option: str) -> None:
     user does. Not by ``?dataset=``: a fresh server's first request to ``/`` can drop it. Not from Inspect: leaving it
     while its methods still ran once gave the next page "SystemError: AST constructor recursion depth mismatch" (a
     CPython 3.11 ast bug seen in threaded apps, python/cpython#106905), which is not what this test is about."""
-    page.goto(f"{app_url}/calls", timeout=90_000)
-    _wait(page, "cached replies in")
+    page.goto(f"{app_url}/calls", timeout=ms(90))
+    wait_until(page, "cached replies in")
     sidebar = page.get_by_test_id("stSidebar")
     sidebar.get_by_test_id("stSelectbox").first.click()
     page.get_by_role("option", name=option, exact=True).click()
@@ -75,9 +69,9 @@ def _outside(seen: list[str]) -> list[str]:
 def test_no_request_leaves_localhost(app_url, browser, dataset, questions, multi_source):
     context, page, seen = _recording_context(browser)
     _pick_dataset(page, app_url, dataset)
-    page.get_by_test_id("stSidebar").get_by_text(f"Question ({questions})").wait_for(timeout=120_000)
+    wait_until(page, page.get_by_test_id("stSidebar").get_by_text(f"Question ({questions})"))
     _visit_every_page(page, multi_source, calibration=20 if multi_source else None)
-    page.wait_for_timeout(2000)  # late requests (favicon, metrics) would come now
+    page.wait_for_timeout(ms(2))  # late requests (favicon, metrics) would come now: a window to see them, not a wait
     context.close()
     assert not _outside(seen), f"requests that left localhost: {_outside(seen)}"
     assert any(urlparse(u).path.startswith("/media/") and u.endswith(".png") for u in seen), \
@@ -118,7 +112,7 @@ def test_urls_in_dataset_text_are_not_links(app_url, browser, hostile_dataset):
     path = sidebar.get_by_label("Path to a .jsonl file or dataset folder")
     path.fill(str(hostile_dataset))
     path.press("Enter")
-    sidebar.get_by_text("Question (3)").wait_for(timeout=60_000)
+    wait_until(page, sidebar.get_by_text("Question (3)"))
     links: dict[str, list[str]] = {}
     shown = []
 

@@ -3,6 +3,7 @@
 import pytest
 
 from tests.browser.conftest import write_report
+from tests.browser.walk import wait_until
 
 pytestmark = pytest.mark.browser
 
@@ -16,7 +17,7 @@ def test_inspect_html_report_opens_offline(browser, tmp_path):
     requests = []
     page.on("request", lambda r: requests.append(r.url))
     page.goto(out.as_uri())
-    page.locator(".js-plotly-plot").nth(1).wait_for(timeout=30_000)
+    wait_until(page, page.locator(".js-plotly-plot").nth(1), "the report's second chart")
     body = page.inner_text("body")
     for method in ("no_rag", "vanilla_rag"):
         assert method in body

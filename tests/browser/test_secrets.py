@@ -25,7 +25,7 @@ from backend.labels.model import LabelDraft
 from backend.llm.server import RunningServer, ServerSettings
 from backend.paths import SAMPLE_DATA
 from tests.browser.conftest import app_server
-from tests.browser.walk import use_model
+from tests.browser.walk import ms, use_model, wait_until
 from tests.conftest import ROOT
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -87,22 +87,24 @@ def drive_app(browser, url: str, question: str, good: str, leaky: str) -> str:
     to ``leaky``; returns the page's text at the end."""
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     try:
-        page.goto(f"{url}/?dataset=ramdocs_dev&question={question}&methods=no_rag,vanilla_rag")
+        page.goto(f"{url}/?dataset=ramdocs_dev&question={question}&methods=no_rag,vanilla_rag", timeout=ms(90))
         sidebar = page.get_by_test_id("stSidebar")
-        sidebar.get_by_text("Question (100)").wait_for(timeout=120_000)
+        wait_until(page, sidebar.get_by_text("Question (100)"))
         use_model(page, "openai/reader", good)
-        page.get_by_text("Press Run").wait_for(timeout=60_000)
+        wait_until(page, "Press Run")
         page.get_by_role("button", name="Run", exact=True).click()
-        page.wait_for_function("() => { const t = document.body.innerText; return t.includes('vanilla_rag') "
-                               "&& !t.includes('Press Run') && !t.includes('running…'); }", timeout=180_000)
+        wait_until(page, lambda p: p.evaluate("() => { const t = document.body.innerText; "
+                                              "return t.includes('vanilla_rag') && !t.includes('Press Run') "
+                                              "&& !t.includes('running…'); }"),
+                   "both methods' results")
         sidebar.get_by_role("button", name="Test connection").click()
-        sidebar.get_by_text("Connected in").wait_for(timeout=60_000)
+        wait_until(page, sidebar.get_by_text("Connected in"))
         # the rejecting provider, through the app: the page says so without the key
         field = sidebar.get_by_role("textbox", name="api_base (optional)")
         field.fill(leaky)
         field.press("Enter")
         sidebar.get_by_role("button", name="Test connection").click()
-        sidebar.get_by_text("Failed in").wait_for(timeout=60_000)
+        wait_until(page, sidebar.get_by_text("Failed in"))
         return page.inner_text("body")
     finally:
         page.close()

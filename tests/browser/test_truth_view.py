@@ -4,6 +4,7 @@ heat maps keep their row labels inside the page; the HTML report's heat-map labe
 import pytest
 
 from tests.browser.conftest import write_report
+from tests.browser.walk import ms, wait_until
 
 pytestmark = pytest.mark.browser
 WIDTH, HEIGHT = 1400, 1000
@@ -37,16 +38,16 @@ def _heatmap_labels_visible(page, chart) -> list[str]:
 def test_inspect_truth_columns_and_heatmap_labels_are_in_view(app_url, browser):
     page = browser.new_page(viewport={"width": WIDTH, "height": HEIGHT})
     # Inspect is the home page: "/" (a running server answers "/inspect" with a "Page not found" dialog)
-    page.goto(f"{app_url}/?dataset=ramdocs_dev&question=ramdocs-0007", timeout=90_000)
-    page.get_by_text("Agreement between methods").first.wait_for(timeout=180_000)
+    page.goto(f"{app_url}/?dataset=ramdocs_dev&question=ramdocs-0007", timeout=ms(90))
+    wait_until(page, "Agreement between methods")
     page.get_by_text("Show ground truth").first.click()
-    page.get_by_text("strict EM (paper)").first.wait_for(state="attached", timeout=60_000)
+    wait_until(page, lambda p: p.get_by_text("strict EM (paper)").count() > 0, "the strict EM column")  # attached
     table = page.locator('[data-testid="stDataFrame"]').first
     headers = [h.inner_text() for h in table.locator('[role="columnheader"]').all()]
     assert headers[:3] == ["method", "verdict", "strict EM (paper)"], headers
     assert _inside(table.bounding_box(), {"x": 0, "width": WIDTH})
     charts = page.locator(".js-plotly-plot")
-    charts.nth(1).wait_for(timeout=60_000)
+    wait_until(page, charts.nth(1), "the second chart")
     rows = _heatmap_labels_visible(page, charts.nth(1))  # which documents each answer rests on
     assert len(rows) >= 3 and all(" · " in r for r in rows), rows  # truth-tagged document labels
     page.close()
@@ -58,7 +59,7 @@ def test_html_report_heatmap_labels_are_in_view(browser, tmp_path):
     page = context.new_page()
     page.goto(out.as_uri())
     charts = page.locator(".js-plotly-plot")
-    charts.nth(1).wait_for(timeout=30_000)
+    wait_until(page, charts.nth(1), "the report's second chart")
     assert len(_heatmap_labels_visible(page, charts.nth(0))) >= 4  # the methods
     assert len(_heatmap_labels_visible(page, charts.nth(1))) >= 3  # the documents
     context.close()

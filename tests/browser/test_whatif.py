@@ -3,7 +3,7 @@ per method with what changed; the edited copy is marked as such. A screenshot is
 
 import pytest
 
-from tests.browser.walk import VIEWPORT, exceptions, main_text, screenshot, settle, wait_text
+from tests.browser.walk import VIEWPORT, exceptions, main_text, ms, screenshot, settle, wait_until
 
 pytestmark = pytest.mark.browser
 
@@ -15,20 +15,20 @@ QUESTION, DOC = "ramdocs-0018", "ramdocs-0018-d1"
 def test_remove_a_document_re_run_and_see_the_diff(app_url, browser):
     page = browser.new_page(viewport=VIEWPORT)
     try:
-        page.goto(f"{app_url}/calls", timeout=120_000)  # a fresh server's first request can drop the query
-        wait_text(page, "cached replies in", 120)
+        page.goto(f"{app_url}/calls", timeout=ms(120))  # a fresh server's first request can drop the query
+        wait_until(page, "cached replies in")
         page.goto(f"{app_url}/whatif?dataset=ramdocs_dev&question={QUESTION}&methods={','.join(METHODS)}",
-                  timeout=120_000)
-        wait_text(page, "Run document influence", 300)  # the methods ran on the question as it is
+                  timeout=ms(120))
+        wait_until(page, "Run document influence")  # the methods ran on the question as it is
         settle(page)
         page.get_by_test_id("stMultiSelect").filter(has_text="documents to remove").click()
         page.get_by_role("option", name=DOC, exact=True).click()
         page.keyboard.press("Escape")
         page.get_by_role("button", name="Remove", exact=True).click()
-        wait_text(page, "edited copy of", 60)
+        wait_until(page, "edited copy of")
         settle(page)
         page.get_by_role("button", name="Re-run on the edited question").click()
-        wait_text(page, "Download the edited question", 300)
+        wait_until(page, "Download the edited question")
         settle(page)
         text = main_text(page)
         assert f"{QUESTION}~edit-" in text and "1 edit; the dataset is unchanged" in text

@@ -1,11 +1,11 @@
 """Attack section shaping: the method × k table and its figures from a hand-made summary (values in the right cells,
 one line per method, k numeric), the clean-documents slice, the fooled rows, earlier folders and their resume
-match, and opening a folder (missing, not an attack, unfinished)."""
+match (reading the folders: tests/test_outputs.py)."""
 
 import json
 
-import pytest
-
+from backend.outputs import AttackRow, find_attacks, rows_written
+from backend.schema.summary import AttackSummary
 from components import attack as view
 
 
@@ -15,13 +15,13 @@ def _e(asr, acc, abst, n, errors=0, missing=0, by_clean=None):
 
 
 #: vanilla_rag before no_rag in the file, k "10" before "3" as strings: the shaping must reorder both.
-SUMMARY = {
+SUMMARY = AttackSummary.model_validate({
     "vanilla_rag": {"10": _e(90.0, 5.0, 0.0, 20), "1": _e(20.0, 60.0, 10.0, 20, errors=1),
                     "3": _e(55.0, 30.0, 5.0, 19, missing=1,
                             by_clean={"4": _e(40.0, 50.0, 0.0, 10), "2": _e(70.0, 10.0, 10.0, 9)})},
     "no_rag": {"1": _e(0.0, 0.0, 100.0, 20), "3": _e(0.0, 0.0, 100.0, 20, by_clean={"2": _e(0.0, 0.0, 100.0, 20)}),
                "10": _e(None, None, None, 0, errors=20)},
-}
+})
 
 
 def test_summary_frame_puts_each_rate_in_its_method_and_k_row():
@@ -47,7 +47,8 @@ def test_rate_figure_one_line_per_method_with_k_numeric_on_x():
     assert fig.layout.title.text == view.rate_title("attack_success_rate")
     abst = view.rate_figure(SUMMARY, "abstention")
     assert list(abst.data[0].y[:2]) == [100.0, 100.0] and list(abst.data[1].y) == [10.0, 5.0, 0.0]
-    assert "No data" in view.rate_figure({"a": {"1": _e(None, None, None, 0)}}).layout.annotations[0].text
+    nothing = AttackSummary.model_validate({"a": {"1": _e(None, None, None, 0)}})
+    assert "No data" in view.rate_figure(nothing).layout.annotations[0].text
 
 
 def test_clean_documents_slice_for_one_k():
@@ -68,8 +69,10 @@ def test_ks_sorted_numerically_and_the_cost():
 
 
 def _row(qid, k, method, answers, target="Lyon", error=None):
-    return {"question_id": f"{qid}~attack-k{k}", "method": method, "k": k, "attack_of": qid, "target": target,
-            "clean_documents": 2, "result": {"answers": answers, "error": error}}
+    return AttackRow.model_validate(
+        {"question_id": f"{qid}~attack-k{k}", "method": method, "k": k, "attack_of": qid, "target": target,
+         "clean_documents": 2, "result": {"method": method, "question_id": f"{qid}~attack-k{k}", "answers": answers,
+                                          "error": error}})
 
 
 def test_fooled_rows_are_those_whose_answers_include_the_target():
@@ -98,27 +101,14 @@ def test_earlier_attacks_newest_first_and_the_resume_match(tmp_path):
     _folder(tmp_path, "e-1", dataset="e")
     (tmp_path / "junk").mkdir()
     os.utime(old, (1, 1))
-    assert [f for f, _ in view.find_attacks(tmp_path, "d")] == [new, old]
-    assert len(view.find_attacks(tmp_path)) == 3 and view.find_attacks(tmp_path / "none") == []
+    found = find_attacks(tmp_path)
+    assert [f for f, _ in find_attacks(tmp_path, "d")] == [new, old]
+    assert len(found) == 3 and find_attacks(tmp_path / "none") == []
     wanted = view.wanted_settings("d", "offline/reader", [3, 1], "spread", "ignored", 5)
-    assert view.resumable(tmp_path, wanted) == new
-    assert view.differences(view.find_attacks(tmp_path, "d")[0][1], {**wanted, "ks": [1]}) == ["ks"]
-    assert view.resumable(tmp_path, {**wanted, "questions": 6}) is None
+    assert view.resumable(found, wanted) == new
+    assert view.differences(find_attacks(tmp_path, "d")[0][1], {**wanted, "ks": [1]}) == ["ks"]
+    assert view.resumable(found, {**wanted, "questions": 6}) is None
+    assert view.resumable(found, {**wanted, "dataset": "e"}) == tmp_path / "e-1"
+    assert view.folder_label(new, find_attacks(tmp_path, "d")[0][1]) == "d-2 · k 1, 3 · 5 questions · spread"
     (new / "results.jsonl").write_text('{"a": 1}\n{"a": 2}\n\n{"a"')
-    assert view.rows_written(new) == 3 and view.rows_written(old) == 0
-
-
-def test_open_attack_says_what_is_wrong(tmp_path):
-    with pytest.raises(view.AttackError, match="Enter the path"):
-        view.open_attack("  ")
-    with pytest.raises(view.AttackError, match="no such folder"):
-        view.open_attack(tmp_path / "nope")
-    with pytest.raises(view.AttackError, match="not an attack folder"):
-        view.open_attack(tmp_path)
-    folder = _folder(tmp_path, "d-1")
-    with pytest.raises(view.AttackError, match="no summary.json yet"):
-        view.open_attack(folder)
-    (folder / "summary.json").write_text(json.dumps(SUMMARY))
-    (folder / "results.jsonl").write_text(json.dumps(_row("q1", 1, "no_rag", [])) + "\n")
-    attack = view.open_attack(folder / "summary.json")  # a file in the folder opens the folder
-    assert attack.path == folder and attack.methods == ["no_rag", "vanilla_rag"] and len(attack.rows) == 1
+    assert rows_written(new) == 3 and rows_written(old) == 0

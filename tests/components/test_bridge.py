@@ -1,6 +1,6 @@
 """Decision path page shaping on hand-built BRIDGE traces (no Streamlit): one trace per leaf (FA, FI, FE, RA via N3,
-RA via N5, REFLECT x4 -> RA), built with the method's own ``decide`` on bridge.md's worked examples; the phase map's
-regions; the tree figure highlighting exactly the visited path; K_int "None"; the truth overlay."""
+RA via N5, REFLECT x4 -> RA), built with the method's own ``decide`` on docs/methods/bridge.md §3's worked
+examples; the phase map's regions; the tree figure highlighting exactly the visited path; K_int "None"; the truth overlay."""
 
 import json
 
@@ -36,7 +36,7 @@ def _cycle(k: int, rp: float, s1: float, s2: float, s3: float, s4: float, **kw) 
                        outcome=outcome, **kw)
 
 
-# bridge.md §3's worked examples: (r_p, S1, S2, S3, S4) -> leaf
+# docs/methods/bridge.md §3 (Step 4)'s worked examples: (r_p, S1, S2, S3, S4) -> leaf
 EXAMPLES = {"FA": (0.2, .72, .80, .70, .65), "FI": (0.2, .45, .80, .35, .40), "FE": (0.8, .30, .20, .85, .35),
             "RA_N5": (0.8, .25, .60, .15, .30), "RA_N3": (0.2, .30, .30, .75, .40),
             "REFLECT": (0.8, .35, .40, .55, .45)}

@@ -10,7 +10,7 @@ from backend.llm.client import LLMClient, LLMConfig
 from backend.llm.providers import scripted
 from backend.methods.base import RunContext
 from backend.methods.counterfactual import CounterfactualRAG, parse_reply
-from backend.risk import RiskPoint, risk_sweep
+from backend.methods.counterfactual.risk import RiskPoint, risk_sweep
 from backend.runner import Runner
 from backend.schema import CFMatch, Dataset, DocLabel, Document, MethodResult, Question, strip_truth
 from backend.scoring import risk_metrics

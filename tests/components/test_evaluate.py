@@ -1,5 +1,5 @@
 """Evaluate page shaping: the Wilson interval, the summary table (n/a and —), the question table and its filters,
-the agreement matrix, opening results files (missing, half-written, wrong format) and the JSONL export."""
+the agreement matrix and the JSONL export (opening results files: tests/test_outputs.py)."""
 
 import json
 import math
@@ -7,7 +7,9 @@ import math
 import pytest
 
 from backend.evaluate import RESULTS, load_results, summarize
+from backend.outputs import Evaluation
 from backend.schema import Dataset, MethodResult, Question
+from backend.schema.summary import Summary
 from components import evaluate as view
 
 
@@ -20,7 +22,7 @@ def _r(method: str, qid: str, answers=(), abstained=False, error=None) -> Method
 
 
 @pytest.fixture
-def ev() -> view.Evaluation:
+def ev() -> Evaluation:
     """q1: a right, b wrong (differ, one right); q2: a wrong, b abstains (all wrong, no difference: b gave no
     answer); q3: both right; q4: no gold answers; q5: a errors, b wrong (all wrong)."""
     qs = [_q("q1", ["Paris"]), _q("q2", ["Rome"]), _q("q3", ["Oslo"]), _q("q4", []), _q("q5", ["Bern"])]
@@ -33,7 +35,7 @@ def ev() -> view.Evaluation:
         ("q5", "a"): _r("a", "q5", error="timeout: no reply"), ("q5", "b"): _r("b", "q5", ["Zurich"]),
     }
     summary = summarize(ds, results, methods=["a", "b"], model="m")
-    return view.Evaluation(summary, results, ds)
+    return Evaluation(summary=Summary.model_validate(summary), results=results, dataset=ds)
 
 
 def test_wilson_interval():
@@ -58,7 +60,7 @@ def test_interval_frame_counts_from_the_summary(ev):
 
 
 def test_summary_frame_says_n_a_and_dash():
-    summary = {"methods": {
+    summary = {"dataset": "d", "methods": {
         "broken": {"n": 2, "scored": 0, "errors": 2, "missing": 0, "accuracy": None, "strict_em": None,
                    "precision": None, "recall": None, "f1": None, "refusal_rate": None, "mean_calls": 1.0,
                    "mean_prompt_tokens": 10.0, "mean_completion_tokens": 2.0, "mean_wall_s": 0.5},
@@ -66,14 +68,14 @@ def test_summary_frame_says_n_a_and_dash():
                     "precision": 50.0, "recall": 50.0, "f1": 50.0, "refusal_rate": 50.0, "mean_calls": 3.0,
                     "mean_prompt_tokens": 100.0, "mean_completion_tokens": 5.0, "mean_wall_s": 1.25,
                     "risk": {"risk": None, "coverage": 50.0}}}}
-    frame = view.summary_frame(summary).set_index("method")
+    frame = view.summary_frame(Summary.model_validate(summary)).set_index("method")
     assert frame.loc["broken", "accuracy %"] == "n/a" and frame.loc["broken", "risk % ↓"] == "—"
     assert frame.loc["careful", "risk % ↓"] == "n/a" and frame.loc["careful", "coverage %"] == "50.0"
     assert frame.loc["careful", "tokens / q"] == "105" and frame.loc["broken", "tokens / q"] == "12"
     assert {"scored", "missing"} <= set(frame.columns)  # they say something here
     summary["methods"]["broken"] |= {"scored": 2}
     summary["methods"]["careful"] |= {"missing": 0}
-    assert not {"scored", "missing"} & set(view.summary_frame(summary).columns)
+    assert not {"scored", "missing"} & set(view.summary_frame(Summary.model_validate(summary)).columns)
 
 
 def test_question_table_verdicts_and_filters(ev):
@@ -121,36 +123,3 @@ def test_jsonl_export_reads_back(ev, tmp_path):
     assert not notes and back == ev.results
     first = json.loads(path.read_text().splitlines()[0])
     assert (first["dataset"], first["model"], first["question_id"], first["method"]) == ("tiny", "m", "q1", "a")
-
-
-def test_open_results_errors_and_notes(ev, tmp_path):
-    find = {"tiny": ev.dataset}.get
-    with pytest.raises(view.ResultsError, match="no such file or folder"):
-        view.open_results(tmp_path / "nope", find)
-    with pytest.raises(view.ResultsError, match="no results.jsonl in this folder"):
-        view.open_results(tmp_path, find)
-    with pytest.raises(view.ResultsError, match="Enter the path"):
-        view.open_results("  ", find)
-    wrong = tmp_path / "questions.jsonl"
-    wrong.write_text(json.dumps({"id": "q1", "question": "?", "documents": []}) + "\n")
-    with pytest.raises(view.ResultsError, match="not a results file.*missing question_id, method or result"):
-        view.open_results(wrong, find)
-    (tmp_path / "empty").mkdir()
-    (tmp_path / "empty" / RESULTS).write_text("")
-    with pytest.raises(view.ResultsError, match="has no results yet"):
-        view.open_results(tmp_path / "empty", find)
-
-    path = _write(tmp_path / RESULTS, ev)
-    whole = path.read_bytes()
-    path.write_bytes(whole + b'{"dataset": "tiny", "model": "m", "question_id": "q9", "meth')  # killed mid-write
-    opened = view.open_results(tmp_path, find)  # the folder
-    assert opened.results == ev.results and opened.dataset is ev.dataset
-    assert len(opened.notes) == 1 and "half-written" in opened.notes[0]
-    assert opened.summary["methods"]["a"]["accuracy"] == ev.summary["methods"]["a"]["accuracy"]
-    assert path.read_bytes().endswith(b'"meth')  # only read: the file is left as it is
-
-    with pytest.raises(view.ResultsError, match="not loaded here.*no summary.json"):
-        view.open_results(path, lambda name: None)
-    (tmp_path / "summary.json").write_text(json.dumps(ev.summary))
-    shown = view.open_results(path, lambda name: None)
-    assert shown.dataset is None and shown.summary == ev.summary and "not loaded here" in shown.notes[-1]

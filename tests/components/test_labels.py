@@ -14,9 +14,9 @@ from streamlit.testing.v1 import AppTest
 from backend.labels import Label, LabelDraft
 from backend.labels.files import read_labels
 from backend.labels.queue import case_for
+from backend.outputs import ResultsError, find_runs, read_results
 from backend.schema import Document, DocLabel, MethodResult, Question
 from components import labels as view
-from components.evaluate import ResultsError
 
 Q = Question(id="q1", question="Who wrote *it*? <b>x</b>", gold_answers=["Ann"], wrong_answers=["Bob"],
              documents=[Document(id="q1-d1", source="src-a", text="Ann wrote it.",
@@ -76,28 +76,28 @@ def test_find_runs_lists_the_datasets_runs_newest_first(tmp_path):
     new = _write(tmp_path / "evaluations" / "tiny-2")
     (tmp_path / "evaluations" / "empty").mkdir()
     os.utime(old, (time.time() - 60, time.time() - 60))
-    runs = view.find_runs(tmp_path, "tiny")
+    runs = find_runs(tmp_path, "tiny")
     assert [r.path for r in runs] == [new, old]
     assert runs[0].label.startswith("tiny-2 · ") and runs[0].label.endswith(" · m")
-    assert view.find_runs(tmp_path / "nowhere", "tiny") == []
+    assert find_runs(tmp_path / "nowhere", "tiny") == []
 
 
-def test_load_source_reads_rows_and_says_what_is_wrong(tmp_path):
+def test_read_results_reads_rows_and_says_what_is_wrong(tmp_path):
     path = _write(tmp_path / "run")
-    src = view.load_source(tmp_path / "run", "tiny")  # the folder is enough
+    src = read_results(tmp_path / "run", "tiny")  # the folder is enough
     assert src.path == path and src.methods == ["a", "b", "c", "d"] and src.model == "m"
     assert src.results[("q1", "b")].answers == ["**Bob**"]
     with pytest.raises(ResultsError, match="of the dataset 'tiny', not 'other'"):
-        view.load_source(path, "other")
+        read_results(path, "other")
     with pytest.raises(ResultsError, match="no such file or folder"):
-        view.load_source(tmp_path / "nope", "tiny")
+        read_results(tmp_path / "nope", "tiny")
     with pytest.raises(ResultsError, match="no results.jsonl in this folder"):
-        view.load_source(tmp_path, "tiny")
+        read_results(tmp_path, "tiny")
     (tmp_path / "bad.jsonl").write_text('{"question": "not a row"}\n', encoding="utf-8")
     with pytest.raises(ResultsError, match="not a results file"):
-        view.load_source(tmp_path / "bad.jsonl", "tiny")
+        read_results(tmp_path / "bad.jsonl", "tiny")
     with pytest.raises(ResultsError, match="Enter the path"):
-        view.load_source("  ", "tiny")
+        read_results("  ", "tiny")
 
 
 # --- walking the queue ---------------------------------------------------------------------------------------

@@ -1,14 +1,21 @@
-"""The offline model's task handlers: every task in TASKS has a handler whose reply parses (ok=True) with
-the task's parser and says something sensible on hand-built passages; replies are deterministic; every
-handler also answers through the real litellm path (LLMClient -> offline/reader)."""
+"""The offline model's task handlers: every registered task (``TASKS``, general and every method's own) has a
+handler whose reply the method reads cleanly with the task's reader (``TaskSpec.reader``, the very function the
+method calls, given the call's fields) and says something sensible on hand-built passages; replies are
+deterministic; every reader is total; every handler also answers through the real litellm path
+(LLMClient -> offline/reader)."""
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
-from backend.llm.formats import PARSERS, parse_numbered_list, parse_option
+import backend.methods  # noqa: F401  (registers every method's own tasks into TASKS)
+from backend.llm.formats import Parsed, Passages
 from backend.llm.offline.handlers import HANDLERS
 from backend.llm.tasks import TASKS
+from backend.methods.astute.parse import Consolidation, FinalAnswer
+from backend.schema import CFReply
 
 
 def ext(i: int, text: str, source: str = "external") -> dict:
@@ -80,19 +87,29 @@ EXAMPLES: dict[str, dict] = {
 }
 
 
-def parse(task: str, text: str, fields: dict | None = None):
-    parser = PARSERS[TASKS[task].output]
-    if parser is parse_numbered_list and fields is not None:
-        n = len(fields.get("sub_queries") or []) if task == "multi_answer" else fields.get("n", 10)
-        return parser(text, n)
-    if parser is parse_option and fields is not None:
-        return parser(text, len(fields["options"]))
-    return parser(text)
+def read(task: str, text: str, fields: dict):
+    """The reply as the method reads it: the task's own reader, given the call's fields."""
+    return TASKS[task].reader(text, **fields)
+
+
+def clean(result) -> tuple[bool, object]:
+    """(read without a fallback and found something, what was found) for each kind of reader result."""
+    if isinstance(result, Parsed):
+        value = result.value.kept if isinstance(result.value, Passages) else result.value
+        return result.ok and value not in (None, [], ""), value
+    if isinstance(result, CFReply):           # RC-RAG's answer with evidence
+        return bool(result.answer) and not result.reject, result.answer
+    if isinstance(result, Consolidation):     # Astute's groups
+        return result.parse != "failed" and bool(result.groups) and not result.notes, result.groups
+    if isinstance(result, FinalAnswer):       # Astute's final pick
+        return result.how == "tag" and bool(result.answers), result.answers
+    value, note = result                      # RC-RAG's fusion readers: (value, fallback note)
+    return note is None, value
 
 
 def run(task: str, fields: dict):
     text = HANDLERS[task](fields)
-    return text, parse(task, text, fields)
+    return text, read(task, text, fields)
 
 
 # --- contract --------------------------------------------------------------------------------------
@@ -108,9 +125,23 @@ def test_every_task_has_a_handler_and_an_example():
 def test_reply_parses_and_is_deterministic(task):
     fields = EXAMPLES[task]
     text, parsed = run(task, fields)
-    assert parsed.ok, (task, text, parsed.note)
-    assert parsed.value not in (None, [], ""), (task, text)
+    assert clean(parsed)[0], (task, text, parsed)
     assert HANDLERS[task](dict(fields)) == text
+
+
+GARBAGE = ["", "   ", "\x00\x01", "}{][", "Answer:", "Explanation:", "<ANSWER>", "$$", "Probability: abc",
+           "Correct Option:", "1.", "Document 9 (source: nowhere): x", "All Correct Answers: [", "💥" * 50,
+           "<GROUP id=", "Evidence: ##", "Step 3: <ANSWER>"]
+
+
+@pytest.mark.parametrize("task", sorted(TASKS))
+def test_every_reader_is_total_on_garbage(task):
+    rng = random.Random(7)
+    fields = {k: v for k, v in EXAMPLES[task].items() if k != "question"}
+    samples = GARBAGE + ["".join(chr(rng.randrange(32, 0x2FF)) for _ in range(rng.randrange(1, 80)))
+                         for _ in range(100)]
+    for text in samples:
+        clean(TASKS[task].reader(text, **fields))   # never raises
 
 
 # --- general tasks ---------------------------------------------------------------------------------
@@ -118,12 +149,12 @@ def test_reply_parses_and_is_deterministic(task):
 def test_closed_book_and_generate_passage_follow_memory():
     assert run("closed_book", EXAMPLES["closed_book"])[1].value == "1869"
     assert run("closed_book", {"question": Q_BORN, "memory": None})[1].value is None
-    assert run("generate_passage", EXAMPLES["generate_passage"])[1].value == [MEMORY_1869]
+    assert run("generate_passage", EXAMPLES["generate_passage"])[1].value.kept == [MEMORY_1869]
     two = run("generate_passage", {"question": Q_BORN, "memory": MEMORY_1869, "max_passages": 3})
-    assert two[0].startswith("<DOC>") and two[1].value == [MEMORY_1869]
+    assert two[0].startswith("<DOC>") and two[1].value.kept == [MEMORY_1869]
     for memory in (None, "", "None"):
         text, parsed = run("generate_passage", {"question": Q_BORN, "memory": memory, "max_passages": 1})
-        assert text == "I don't know" and parsed.value == []
+        assert text == "I don't know" and parsed.value.kept == []
 
 
 def test_entailment():
@@ -143,32 +174,34 @@ def test_keyword_answer_takes_the_majority():
 # --- Astute RAG ------------------------------------------------------------------------------------
 
 def test_consolidate_groups_memory_and_external_as_both():
-    _, parsed = run("consolidate", EXAMPLES["consolidate"])
-    groups = parsed.value
-    assert [(g.source, g.documents) for g in groups] == [("both", [1, 3, 5]), ("external", [2])]
-    assert "1872" in groups[1].text and all(4 not in g.documents for g in groups)   # the noise is excluded
+    _, read_ = run("consolidate", EXAMPLES["consolidate"])
+    groups = read_.groups
+    assert [(g.stated_source, g.source, g.documents) for g in groups] == [("both", "mixed", [1, 3, 5]),
+                                                                          ("external", "external", [2])]
+    assert "1872" in groups[1].summary and read_.excluded == [4]   # the noise is excluded
 
 
 def test_consolidate_answer_single_and_multi():
     text, parsed = run("consolidate_answer", EXAMPLES["consolidate_answer"])
     assert "(confidence 0.85)" in text and "(confidence 0.25)" in text      # 3/4 + 0.1 mixed; 1/4
-    assert len(parsed.value) == 1 and "1869" in parsed.value[0]
-    assert PARSERS["candidates"](text).ok and PARSERS["groups"](text).ok
+    assert len(parsed.answers) == 1 and "1869" in parsed.answers[0]
+    groups = read("consolidate", text, EXAMPLES["consolidate_answer"]).groups   # Step 1-2, as Astute reads them
+    assert [(g.answer, g.confidence) for g in groups] == [("1869", 0.85), ("5 February 1872", 0.25)]
 
     ambiguous = [ext(1, CAMERON_A), ext(2, NEGULESCO_A), ext(3, SPIELBERG), ext(4, CAMERON_B),
                  ext(5, NEGULESCO_B), ext(6, ICEBERG)]
     fields = {"question": Q_TITANIC, "passages": ambiguous, "answer_mode": "multi"}
     _, parsed = run("consolidate_answer", fields)
-    assert parsed.ok and parsed.value == ["James Cameron", "Jean Negulesco"]   # the lone Spielberg is dropped
+    assert parsed.how == "tag" and parsed.answers == ["James Cameron", "Jean Negulesco"]   # the lone Spielberg: dropped
     _, single = run("consolidate_answer", {**fields, "answer_mode": "single"})
-    assert single.value == ["James Cameron"]   # tie on confidence and size: the lower document number
+    assert single.answers == ["James Cameron"]   # tie on confidence and size: the lower document number
 
 
 def test_consolidate_answer_without_any_answer():
     fields = {"question": Q_BORN, "passages": [ext(1, NOISE)], "answer_mode": "single"}
     text, parsed = run("consolidate_answer", fields)
-    assert "<ANSWER>I don't know</ANSWER>" in text and parsed.value == []
-    assert not run("consolidate", fields)[1].value
+    assert "<ANSWER>I don't know</ANSWER>" in text and parsed.answers == [] and parsed.how == "tag"
+    assert not run("consolidate", fields)[1].groups
 
 
 # --- MADAM-RAG -------------------------------------------------------------------------------------
@@ -183,14 +216,14 @@ def _debate(question: str, docs: list[str], rounds: int = 2) -> list[list[str]]:
             replies.append(HANDLERS["debate_turn"]({"question": question, "passages": [ext(i + 1, doc)],
                                                     "round": t, "history": others}))
         for r in replies:
-            assert PARSERS["agent_response"](r).ok, r
+            assert TASKS["debate_turn"].reader(r).ok, r
         out.append(replies)
         history = replies
     return out
 
 
 def answers_of(replies: list[str]) -> list[str | None]:
-    return [PARSERS["agent_response"](r).value[0] for r in replies]
+    return [TASKS["debate_turn"].reader(r).value[0] for r in replies]
 
 
 def test_debate_minority_switches_in_round_two():
@@ -231,49 +264,53 @@ def test_aggregate_keeps_ambiguous_answers_and_drops_lone_misinformation():
 
 # --- counterfactual prompting (RC-RAG) -------------------------------------------------------------
 
+def _answer_evidence(reply: CFReply) -> tuple[str, list[int]]:
+    return reply.answer, reply.passages
+
+
 def test_cf_answer_quality_usage():
     _, a0 = run("cf_answer", EXAMPLES["cf_answer"])
-    answer, cited = a0.value
+    answer, cited = _answer_evidence(a0)
     assert "1869" in answer and len(cited) == 1 and cited[0] in (0, 2)
 
     # the cited passage removed, 1869 and 1872 are one passage each: the more relevant passage wins
     _, q = run("cf_quality", {**EXAMPLES["cf_quality"], "previous_answer": answer, "previous_evidence": cited})
-    assert q.value == ("5 February 1872", [1])
+    assert _answer_evidence(q) == ("5 February 1872", [1])
 
     # three passages back 1869: without the cited one the rest still say 1869, from another passage
     backed = BORN_PASSAGES + [ext(5, MEMORY_1869)]
     _, a0 = run("cf_answer", {"question": Q_BORN, "passages": backed})
-    answer, cited = a0.value
+    answer, cited = _answer_evidence(a0)
     _, q = run("cf_quality", {"question": Q_BORN, "passages": backed, "previous_answer": answer,
                               "previous_evidence": cited})
-    q_answer, q_cited = q.value
+    q_answer, q_cited = _answer_evidence(q)
     assert "1869" in q_answer and len(q_cited) == 1 and q_cited != cited and q_cited[0] in (0, 2, 4)
 
     # the only supporting passage removed: the answer changes
     fields = {"question": Q_AGT, "passages": [ext(1, AGT_RYAN), ext(2, AGT_BINNS)],
               "previous_answer": "Vicky Binns", "previous_evidence": [1]}
     _, q = run("cf_quality", fields)
-    assert q.value == ("Bianca Ryan", [0])
-    # nothing else answers: "I don't know" (the parser flags the missing citation)
+    assert _answer_evidence(q) == ("Bianca Ryan", [0])
+    # nothing else answers: "I don't know", read as a refusal citing no passage
     text, q = run("cf_quality", {"question": Q_BORN, "passages": [ext(1, BORN_1869), ext(2, NOISE)],
                                  "previous_answer": "5 February 1869", "previous_evidence": [0]})
-    assert text.startswith("Answer: I don't know.") and q.value == (None, [])
+    assert text.startswith("Answer: I don't know.") and q.reject and q.passages == []
 
-    assert run("cf_usage", EXAMPLES["cf_usage"])[1].value == "5 February 1869"
+    assert run("cf_usage", EXAMPLES["cf_usage"])[1].answer == "5 February 1869"
 
 
 def test_cf_judge_and_probability():
-    assert run("cf_judge", EXAMPLES["cf_judge"])[1].value is True
+    assert run("cf_judge", EXAMPLES["cf_judge"])[1] == ("keep", None)
     conflicted = {"question": Q_BORN, "passages": BORN_PASSAGES, "previous_answer": "5 February 1872",
                   "kind": "usage"}
-    assert run("cf_judge", conflicted)[1].value is False
+    assert run("cf_judge", conflicted)[1] == ("discard", None)
     alone = {"question": Q_AGT, "passages": [ext(1, AGT_RYAN)], "previous_answer": "Bianca Ryan",
              "kind": "quality"}
-    assert run("cf_judge", alone)[1].value is True
-    assert run("cf_judge", {**alone, "previous_answer": "I don't know"})[1].value is False
+    assert run("cf_judge", alone)[1] == ("keep", None)
+    assert run("cf_judge", {**alone, "previous_answer": "I don't know"})[1] == ("discard", None)
 
-    p_major = run("cf_probability", EXAMPLES["cf_probability"])[1].value
-    p_minor = run("cf_probability", {**EXAMPLES["cf_probability"], "previous_answer": "5 February 1872"})[1].value
+    p_major = run("cf_probability", EXAMPLES["cf_probability"])[1][0]
+    p_minor = run("cf_probability", {**EXAMPLES["cf_probability"], "previous_answer": "5 February 1872"})[1][0]
     assert 0 < p_minor < p_major < 1
 
 
@@ -302,9 +339,9 @@ def test_sub_queries_and_reflect_keep_the_subject():
     assert len(run("sub_queries", {"question": Q_BORN, "n": 12})[1].value) == 12
 
     text, parsed = run("reflect", EXAMPLES["reflect"])
-    new = parsed.value
+    analysis, new = parsed.value
     assert len(new) == 10 and all("Horace Rumbold" in s for s in new) and not set(new) & set(subs)
-    analysis = text.splitlines()[0]
+    assert analysis == text.splitlines()[0].removeprefix("Analysis:").strip()
     assert "1869" in analysis and "1872" in analysis and "contradiction" in analysis.lower()
 
 
@@ -340,4 +377,4 @@ def test_every_task_through_litellm():
         call = client.complete(messages=[{"role": "user", "content": f"(prompt for {task})"}], task=task,
                                step="t", question=EXAMPLES[task]["question"], fields=fields)
         assert call.error is None and call.response == HANDLERS[task](EXAMPLES[task]), task
-        assert parse(task, call.response, EXAMPLES[task]).ok, (task, call.response)
+        assert clean(read(task, call.response, EXAMPLES[task]))[0], (task, call.response)

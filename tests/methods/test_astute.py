@@ -1,7 +1,7 @@
 """Astute RAG: call counts and call graph for t = 1..3, the tolerant parsers on scripted replies (well formed,
 missing tags, word / percentage confidences, citations of missing passages, cut-off and empty replies),
 generation (m̂, "I don't know"), D0 order, answer modes, the offline model end to end and on the scenarios,
-and the CLI's JSON."""
+and the CLI's JSON. P1-P16 are the choices of docs/methods/astute.md §8; the worked example is its §10."""
 
 import json
 import subprocess

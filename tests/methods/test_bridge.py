@@ -146,3 +146,17 @@ def test_scenarios_benchmark_shape():
     assert out["accuracy"]["bridge"] > max(out["accuracy"]["no_rag"], out["accuracy"]["vanilla_rag"])
     assert out["confusion"]["FI"]["FI"] + out["confusion"]["FI"]["FA"] >= 8   # memory is trusted on FI
     assert 4 <= out["bridge_mean_calls"] <= 10
+
+
+def test_readers():
+    from backend.methods.bridge.parse import parse_numbered_list, parse_option, parse_reflection, parse_soft_bias
+
+    text = "Analysis: x\nProbability of retrieving external knowledge: 80%\nProbability of answering directly: 20%"
+    assert parse_soft_bias(text).value == pytest.approx((0.8, 0.2))
+    r = parse_soft_bias("Probability of retrieving external knowledge: 60%")
+    assert r.value == pytest.approx((0.6, 0.4)) and not r.ok
+    assert parse_numbered_list("1. a\n2) b\nnot numbered\n3: c").value == ["a", "b", "c"]
+    assert not parse_numbered_list("1. a", expected=10).ok
+    assert parse_reflection("Analysis: 1869 or 1872\nNew questions:\n1. a\n2. b").value == ("1869 or 1872", ["a", "b"])
+    assert parse_option("Correct Option: C").value == 2
+    assert parse_option("I pick B) because").value == 1

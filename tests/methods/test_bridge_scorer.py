@@ -1,5 +1,5 @@
-"""BRIDGE's Knowledge Scorer (bridge.md §3 Step 3) on the real MiniLM: identical / paraphrase / entity swap /
-unrelated, components in [0, 1], the weights applied exactly, "I don't know" and empty inputs, long texts,
+"""BRIDGE's Knowledge Scorer (docs/methods/bridge.md §3 Step 3) on the real MiniLM: identical / paraphrase /
+entity swap / unrelated, components in [0, 1], the weights applied exactly, "I don't know" and empty inputs, long texts,
 one embedding pass per distinct text, determinism and symmetry."""
 
 import pytest

@@ -1,4 +1,5 @@
-"""BRIDGE's Maximum Soft-bias Decision Tree: the spec's six worked leaves and the derived facts (bridge.md §3)."""
+"""BRIDGE's Maximum Soft-bias Decision Tree: the six worked leaves and the derived facts of
+docs/methods/bridge.md §3 Step 4."""
 
 import numpy as np
 import pytest

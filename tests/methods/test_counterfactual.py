@@ -1,7 +1,8 @@
 """Counterfactual prompting (RC-RAG): scripted runs reaching every branch of the pipeline (both keep, both
 discard, disagreement under each fusion strategy, the unknown override, a refusal, malformed fusion replies, an
 empty reply, T = 2), the branches' concurrency and conversations, the parsers (and the released code's ``$$`` bug
-not reproduced), the match rule, the risk metrics, the sweep and the CLI."""
+not reproduced), the match rule, the risk metrics, the sweep and the CLI. The worked examples and the cited §8.n
+choices are those of docs/methods/counterfactual.md."""
 
 import json
 import subprocess
@@ -112,7 +113,7 @@ def test_refusal_in_the_first_answer_with_a_changed_branch():
     rag = "Answer: Sorry, the passages do not say.\nEvidence: ## internal knowledge ##"
     r, _ = _run("Answer: Chicago Bulls. Evidence: ## Passage-0 ##", "Sorry, the passages do not say", rag=rag)
     assert r.trace.rag.reject_phrase == "sorry" and r.trace.decision == "discard" and r.abstained
-    assert refusal("The Unknown Soldier") == "unknown"       # the faithful list's known false positive (pitfall 9)
+    assert refusal("The Unknown Soldier") == "unknown"       # known false positive (counterfactual.md §8.9)
     scoped = parse_reply("Answer: Paris. Evidence: ## unclear passage ##", 3, refusal_scope="answer")
     assert not scoped.reject and parse_reply("Answer: Paris. Evidence: ## unclear passage ##", 3).reject
 
@@ -202,7 +203,7 @@ def test_match_rule_records_every_score():
     m = match("the Chicago Bulls", "Chicago Bulls")
     assert (m.exact, m.substring, m.fired, m.same) == (True, True, "exact", True)
     m = match("1990", "1")
-    assert m.fired == "substring" and not match("1990", "1", substring="strict").same   # pitfall 2
+    assert m.fired == "substring" and not match("1990", "1", substring="strict").same   # counterfactual.md §8.2
     m = match("Bulls of Chicago", "Chicago Bulls")
     assert m.fired == "f1" and m.f1 == 0.8
     m = match("playing for the Chicago Bulls team in Illinois", "played for Chicago Bulls")
@@ -244,7 +245,7 @@ def test_registry_and_defaults():
 
 
 def test_risk_sweep_on_ramdocs(ramdocs):
-    from backend.risk import risk_sweep
+    from backend.methods.counterfactual.risk import risk_sweep
     from backend.runner import Runner
 
     seen = []
@@ -272,6 +273,7 @@ def test_cli_inspect_shows_branches_and_the_decision(tmp_path):
     assert [b["scenario"] for b in r["trace"]["branches"]] == ["quality", "usage"] and len(r["calls"]) == 3
 
 
+@pytest.mark.slow  # risk sweeps through the command line: 7 s idle, 26 s on a 2-core machine at load 5-11
 def test_cli_risk_table_and_errors(tmp_path):
     def risk(*args):
         return subprocess.run([sys.executable, "-m", "backend", "risk", *args, "--cache-dir", str(tmp_path)],

@@ -18,7 +18,7 @@ from backend.paths import SAMPLE_DATA
 from backend.schema import (Document, Question, ReliabilityEstimate, SourceReliability, strip_truth)
 from tests.methods.test_baselines import _comparable
 
-# --- the paper's Fig. 3 (spec §3.11) -----------------------------------------------------------------
+# --- the paper's Fig. 3 (docs/methods/ra_rag.md §10.1) ---------------------------------------------------
 
 FIG3_Q = "The gulf stream the world's fastest ocean current flows along the western side of this water body"
 #: source -> (filtered answer, true reliability, estimated reliability ŵ), as printed in Fig. 3
@@ -147,7 +147,7 @@ def test_vectorised_vote_equals_the_single_question_vote():
         assert wmv_rows(answers, weights) == [weighted_vote(row, weights).winner for row in answers]
 
 
-# --- f_align (§3.2, Fig. 11) ---------------------------------------------------------------------------
+# --- f_align (paper §3.2, Fig. 11; docs/methods/ra_rag.md §10.2) ------------------------------------------
 
 TOM_HARDY = ["Tom Hardy played the lead role in the film Venom, released in 2018.",
              "Venom stars Tom Hardy as Eddie Brock.", "The Venom film was directed by Ruben Fleischer."]

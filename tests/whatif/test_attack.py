@@ -71,7 +71,7 @@ def test_a_dataset_s_own_adversarial_passages_come_first(prag):
 
 
 def test_every_ramdocs_question_gets_a_target_that_is_not_a_gold_answer(ramdocs):
-    from backend.sample.pools import mentions
+    from backend.answer_text import mentions
 
     for q in ramdocs.questions:
         plan = plan_attack(q, ramdocs)

@@ -85,6 +85,7 @@ def test_an_attack_on_a_folder_another_run_writes_is_refused_and_its_settings_ke
         runner.join(30)
 
 
+@pytest.mark.slow  # an attack through the command line: 7 s idle, 22 s on a 2-core machine at load 5-11
 def test_cli_attack_on_the_poisonedrag_set(tmp_path):
     out = tmp_path / "attack"
     cmd = [sys.executable, "-m", "backend", "attack", "--dataset", "sample_data/poisonedrag_nq", "--k", "1,3",

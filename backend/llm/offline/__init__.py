@@ -9,10 +9,15 @@ Without task fields (e.g. a plain chat request to ``serve-model``) it reads the 
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 from typing import Any
 
-from backend.llm.offline.handlers import HANDLERS
 from backend.llm.offline.prompt import respond_to_prompt
+from backend.llm.offline.registry import HANDLERS
+
+for _info in pkgutil.iter_modules(__path__):  # every handler module registers its tasks' handlers
+    importlib.import_module(f"{__name__}.{_info.name}")
 
 MODEL_NOTE = ("offline/reader is a deterministic heuristic reader (sentence ranking with all-MiniLM-L6-v2 "
               "plus typed answer-span extraction), not a language model. Its answers show how the methods "

@@ -1,5 +1,5 @@
 """Astute RAG tasks of the offline model: source-aware consolidation and answer finalisation
-(astute-rag.md §3.4-3.5, §8).
+(docs/methods/astute.md §3.4-3.5, §9).
 
 Passages are numbered 1..n in prompt order. Each is read with the extractive reader; passages that give
 no answer are excluded as irrelevant; the rest are grouped by the answer they support
@@ -33,6 +33,7 @@ from backend.llm.formats import IDK
 from backend.llm.offline.common import (Fields, entity_of, group_answers, is_memory_source, one_line,
                                         passages, read_passages, recency_cue, same_entity)
 from backend.llm.reader import Reading
+from backend.llm.offline.registry import register_handlers
 
 #: Multi-answer mode keeps groups with at least this share of the best group's confidence.
 MULTI_RATIO = 0.5
@@ -153,4 +154,4 @@ def consolidate_answer(fields: Fields) -> str:
     return "\n".join(lines)
 
 
-HANDLERS = {"consolidate": consolidate, "consolidate_answer": consolidate_answer}
+HANDLERS = register_handlers({"consolidate": consolidate, "consolidate_answer": consolidate_answer})

@@ -1,5 +1,5 @@
 """BRIDGE tasks of the offline model: soft-bias allocator, sub-queries, multi-query generator, reflection
-and responder (bridge.md §3-4, §9).
+and responder (docs/methods/bridge.md §3-4, §9).
 
 * ``soft_bias``: 20% retrieve / 80% direct when memory is present and the question has no recency cue;
   80/20 when memory is absent or the question says latest / most recent / current(ly) / newest / as of, or
@@ -30,6 +30,7 @@ from backend.llm.offline.common import (Fields, as_int, content_words, focus_wor
                                         is_memory_source, known, memory_text, one_line, passages, read_texts,
                                         recency_cue, sentence)
 from backend.llm.reader import analyse, read_batch
+from backend.llm.offline.registry import register_handlers
 
 
 _SUB_TEMPLATES = (
@@ -207,5 +208,5 @@ def select_option(fields: Fields) -> str:
     return f"Correct Option: {letters[choice]}"
 
 
-HANDLERS = {"soft_bias": soft_bias, "sub_queries": sub_queries, "multi_answer": multi_answer,
-            "reflect": reflect, "select_option": select_option}
+HANDLERS = register_handlers({"soft_bias": soft_bias, "sub_queries": sub_queries, "multi_answer": multi_answer,
+                            "reflect": reflect, "select_option": select_option})

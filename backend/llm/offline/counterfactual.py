@@ -1,4 +1,4 @@
-"""Counterfactual-prompting (RC-RAG) tasks of the offline model (counterfactual-rag.md §3, §4, §9).
+"""Counterfactual-prompting (RC-RAG) tasks of the offline model (docs/methods/counterfactual.md §3, §4, §9).
 
 Passages are numbered 0..n-1 in prompt order, as the paper's RAG prompt numbers them (``Passage-0``).
 "Support" for an answer = the passages whose reading clusters with it (``answers.cluster``); a "conflict" = a
@@ -24,6 +24,7 @@ from backend.llm.formats import IDK
 from backend.llm.offline.common import (Fields, best_answer, group_answers, known, read_passages,
                                         supporting)
 from backend.llm.reader import Reading
+from backend.llm.offline.registry import register_handlers
 
 KEEP_RELEVANCE = 0.5
 
@@ -115,5 +116,5 @@ def cf_probability(fields: Fields) -> str:
     return f"Probability: {p:.2f}"
 
 
-HANDLERS = {"cf_answer": cf_answer, "cf_quality": cf_quality, "cf_usage": cf_usage, "cf_judge": cf_judge,
-            "cf_probability": cf_probability}
+HANDLERS = register_handlers({"cf_answer": cf_answer, "cf_quality": cf_quality, "cf_usage": cf_usage, "cf_judge": cf_judge,
+                            "cf_probability": cf_probability})

@@ -1,19 +1,17 @@
 """Task handlers of the offline model: task fields in, reply text in the task's format out.
 
 Each handler is a pure function of the fields (deterministic; no ground truth is ever among them).
-General tasks live here; the method-specific ones in ``astute``, ``madam``, ``counterfactual`` and
-``bridge``. ``HANDLERS`` maps every task of ``backend.llm.tasks.TASKS`` to its handler.
+General tasks live here; a method's own tasks in its module beside this one, each registering its handlers
+(``registry.register_handlers``). ``HANDLERS`` is the complete mapping once the package is imported.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from backend.answers import matches
 from backend.llm.formats import IDK, is_idk
-from backend.llm.offline import astute, bridge, counterfactual, madam
 from backend.llm.offline.common import (Fields, as_int, best_answer, memory_text, passage_texts,
                                         read_passages)
+from backend.llm.offline.registry import HANDLERS, register_handlers
 from backend.llm.reader import read
 
 __all__ = ["HANDLERS", "Fields", "best_answer", "passage_texts", "read_passages"]
@@ -53,14 +51,10 @@ def generate_passage(fields: Fields) -> str:
     return memory
 
 
-HANDLERS: dict[str, Callable[[Fields], str]] = {
+register_handlers({
     "ping": lambda fields: "ready",
     "closed_book": closed_book,
     "keyword_answer": keyword_answer,
     "entailment": entailment,
     "generate_passage": generate_passage,
-    **astute.HANDLERS,
-    **madam.HANDLERS,
-    **counterfactual.HANDLERS,
-    **bridge.HANDLERS,
-}
+})

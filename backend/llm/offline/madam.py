@@ -1,5 +1,5 @@
 """MADAM-RAG tasks of the offline model: one debating agent per document, and the aggregator
-(madam-rag.md §3-4, §9).
+(docs/methods/madam.md §3-4, §9).
 
 Entities. A response's *entity* is the name its explanation gives the question's subject (the longest
 capitalised run sharing a word with the question's subject, ``common.entity_of``): "Michael Irwin
@@ -12,7 +12,7 @@ Agent rule (``debate_turn``). An agent speaks only for its own document, which i
 * round 1 (or no history) -> the document's answer, explained by its supporting sentence;
 * later rounds -> it keeps its answer when at least one other agent agrees (two or more agents back it:
   the answer stays alive, which is how ambiguous questions keep several answers). A lone answer switches
-  to the largest different answer backed by at least two other agents *about the same entity* (the spec's
+  to the largest different answer backed by at least two other agents *about the same entity* (docs/methods/madam.md §9:
   "outnumbered for the same entity"), saying why; an answer about a different entity is kept.
   Aggregator lines in the history (``history_mode="aggregator"``) count as two votes for each listed
   answer, with an unknown entity.
@@ -33,6 +33,7 @@ from backend.llm.formats import parse_agent_response, parse_all_correct_answers
 from backend.llm.offline.common import (Fields, as_int, entity_name, entity_of, group_answers, join_numbers,
                                         known, passage_texts, same_entity, sentence)
 from backend.llm.reader import read
+from backend.llm.offline.registry import register_handlers
 
 UNKNOWN = "Answer: unknown. Explanation: The document does not answer the question."
 #: Votes an aggregator line in the history carries for each answer it lists.
@@ -173,4 +174,4 @@ def aggregate(fields: Fields) -> str:
     return f"All Correct Answers: {json.dumps(answers, ensure_ascii=False)}. Explanation: " + " ".join(notes)
 
 
-HANDLERS = {"debate_turn": debate_turn, "aggregate": aggregate}
+HANDLERS = register_handlers({"debate_turn": debate_turn, "aggregate": aggregate})

@@ -1,7 +1,8 @@
 """Astute RAG: overcoming imperfect retrieval augmentation and knowledge conflicts.
 
-Paper: Wang, Wan, Sun, Chen, Arık, *Astute RAG* (arXiv 2410.07176, ACL 2025; seed 001); its prompts are
-reprinted in MADAM-RAG's App. E (seed 002). Spec: shared/methods/astute-rag.md. Files:
+Paper: Wang, Wan, Sun, Chen, Arık, *Astute RAG* (arXiv 2410.07176, ACL 2025); its prompts are
+reprinted in MADAM-RAG's App. E (arXiv 2504.13079). Spec: docs/methods/astute.md, whose §3.3-§3.5 follow the
+paper's sections of the same numbers; P1-P16 below are its choices §8.1-§8.16. Files:
 ``prompts.py`` (the three templates, context rendering), ``parse.py`` (tolerant readers, their fallback
 order in its docstring), ``method.py`` (Algorithm 1).
 

@@ -7,9 +7,12 @@ import random
 
 from backend.llm.formats import IDK
 from backend.methods.astute import prompts
-from backend.methods.astute.parse import answer_group, parse_answer, parse_consolidation, split_generation
+from backend.methods.astute.parse import (answer_group, parse_answer, parse_consolidation, read_consolidation,
+                                          read_final_answer, split_generation)
 from backend.methods.base import Method, Outcome, RunContext, default_support
 from backend.schema import AstuteGeneration, AstutePassage, AstuteRound, AstuteTrace, Document, LLMCall, Question
+from backend.llm.tasks import TaskSpec
+from backend.methods.spec import MethodSpec, register
 
 ORDERS = ("reversed", "as_is", "random")
 ANSWER_MODES = ("single", "multi")
@@ -164,3 +167,16 @@ class AstuteRAG(Method):
             else:
                 out[answer] = default_support([answer], docs)[answer]
         return out
+
+
+SPEC = register(MethodSpec(
+    AstuteRAG, AstuteTrace, title="Astute RAG", color="#6a1b9a", order=20, quick=True,
+    description="writes passages from the model's own memory, consolidates them with the retrieved ones by "
+                "source, and answers from the most reliable group",
+    tasks=(TaskSpec("consolidate", ("passages", "round", "prompt_mode"), read_consolidation,
+                    "group passages by the answer they support, tagging memory/external sources"),
+           TaskSpec("consolidate_answer", ("passages", "answer_mode", "prompt_mode"), read_final_answer,
+                    "groups, candidate answers with confidence, final <ANSWER> tag(s)")),
+    step_roles={"generate_passages": "p_gen: internal passages",
+                "consolidate_round_{round}": "p_con: consolidation round {round}",
+                "consolidate_answer": "p_ans: last round + answers + final pick"}))

@@ -1,12 +1,13 @@
-"""Tolerant readers of Astute RAG's three outputs (astute-rag.md §3.6, P4, P7-P10). None of them raises: a
+"""Tolerant readers of Astute RAG's three outputs (docs/methods/astute.md §3.6, P4, P7-P10). None of them raises: a
 malformed reply degrades to fewer groups, missing confidences or a fallback answer, and every fallback is
 written down in the returned notes.
 
 Fallback order:
 
-* generated passages (``split_generation``): ``<DOC>`` blocks; else, when m̂ > 1, ``Document k:`` /
-  ``Passage k:`` headers or blank lines; else the whole reply as one passage. A passage that is an
-  "I don't know" statement is dropped (P4); passages past m̂ are dropped.
+* generated passages (``split_generation``, reading with ``backend.llm.formats.parse_passages``, the one reader
+  of the general ``generate_passage`` task, which BRIDGE's K_int shares): ``<DOC>`` blocks; else, when m̂ > 1,
+  ``Document k:`` / ``Passage k:`` headers or blank lines; else the whole reply as one passage. A passage that is
+  an "I don't know" statement is dropped (P4); passages past m̂ are dropped.
 * groups (``parse_consolidation``): ``<GROUP>`` / ``<CANDIDATE>`` / ``<EXCLUDED>`` tags (``structured``);
   else ``Document k`` / ``Group k`` header blocks in Step 1 (``lenient``), with citations, a stated source
   and a confidence read from each block and the candidates from Step 2 lines linked by group id (by order
@@ -25,52 +26,20 @@ import re
 from dataclasses import dataclass, field
 
 from backend.answers import cluster, contains_match, normalize
-from backend.llm.formats import IDK, is_idk
+from backend.llm.formats import IDK, is_idk, parse_passages
 from backend.schema import AstuteDropped, AstuteGeneration, AstuteGroup, AstutePassage
 
 WORD_CONFIDENCE = {"high": 0.9, "medium": 0.6, "moderate": 0.6, "low": 0.3}
-#: P4: a short reply (fewer words than this) that contains "I don't know" is a refusal, not a passage.
-IDK_SHORT_WORDS = 25
-
-_IDK_PHRASE = re.compile(r"\bi\s+(?:don'?t|do\s+not)\s+know\b")
-_DOC_TAG = re.compile(r"<DOC>(.*?)(?:</DOC>|\Z)", re.S | re.I)
-_PASSAGE_HEAD = re.compile(r"^\s*(?:\*\*)?\s*(?:document|passage|doc)\s*#?\s*\d+\s*(?:\*\*)?\s*[:.)-]", re.I | re.M)
 
 
 # ------------------------------------------------------------------------------------------- generation
 
-def _idk_kind(text: str) -> str | None:
-    """"drop" for an "I don't know" statement (P4), "hedged" for a passage that contains one, else None."""
-    t = re.sub(r"[\"“”‘`*]", "", text.replace("’", "'")).strip().lower()
-    if not _IDK_PHRASE.search(t):
-        return "drop" if is_idk(text) else None
-    if re.match(r"^\W*i\s+(?:don'?t|do\s+not)\s+know", t) or len(t.split()) < IDK_SHORT_WORDS:
-        return "drop"
-    return "hedged"
-
-
 def split_generation(raw: str, m_hat: int, drop_idk: bool = True) -> AstuteGeneration:
-    """The passages the model generated from memory (call 1): at most ``m_hat``, "I don't know" dropped."""
-    text = (raw or "").strip()
-    blocks = [b.strip() for b in _DOC_TAG.findall(text)]
-    if not blocks and m_hat > 1 and len(_PASSAGE_HEAD.findall(text)) > 1:
-        blocks = [b.strip() for b in _PASSAGE_HEAD.split(text)]
-    elif not blocks and m_hat > 1:
-        blocks = [b.strip() for b in re.split(r"\n\s*\n", text)]
-    elif not blocks:
-        blocks = [text]
-    gen = AstuteGeneration(raw=raw or "")
-    for block in (b for b in blocks if b):
-        kind = _idk_kind(block)
-        if kind == "drop" and drop_idk:
-            gen.dropped.append(AstuteDropped(text=block, reason="an \"I don't know\" statement, not a passage"))
-        elif len(gen.kept) >= m_hat:
-            gen.dropped.append(AstuteDropped(text=block, reason=f"past the limit of m̂ = {m_hat} passages"))
-        else:
-            if kind:
-                gen.hedged.append(len(gen.kept))
-            gen.kept.append(block)
-    return gen
+    """The passages the model generated from memory (call 1): at most ``m_hat``, "I don't know" dropped (P4),
+    read by ``parse_passages`` and kept in the trace."""
+    read = parse_passages(raw or "", max_passages=m_hat, drop_idk=drop_idk).value
+    return AstuteGeneration(raw=raw or "", kept=read.kept, hedged=read.hedged,
+                            dropped=[AstuteDropped(text=text, reason=why) for text, why in read.dropped])
 
 
 # ------------------------------------------------------------------------------------------- confidence
@@ -385,3 +354,24 @@ def answer_group(answer: str, groups: list[AstuteGroup]) -> AstuteGroup | None:
     """The group whose candidate equals or contains the answer (either way); ties: the more confident."""
     matching = [g for g in groups if g.answer and contains_match(g.answer, answer)]
     return max(matching, key=lambda g: (g.confidence if g.confidence is not None else -1.0), default=None)
+
+
+# ----------------------------------------------------------------------------------- the TaskSpec readers
+
+def passages_of(passages: list[dict] | None) -> list[AstutePassage]:
+    """D0 back from a call's ``passages`` field (``method.passages_field``): numbered from 1 in prompt order,
+    ``memory`` passages internal, the others external."""
+    return [AstutePassage(number=k, origin="internal" if p.get("source") == "memory" else "external",
+                          text=p.get("text") or "") for k, p in enumerate(passages or [], start=1)]
+
+
+def read_consolidation(text: str, passages: list[dict] | None = None, **_fields) -> Consolidation:
+    """The ``consolidate`` task's reader: ``parse_consolidation`` against the passages the call was given."""
+    return parse_consolidation(text, passages_of(passages))
+
+
+def read_final_answer(text: str, passages: list[dict] | None = None, answer_mode: str = "single",
+                      **_fields) -> FinalAnswer:
+    """The ``consolidate_answer`` task's reader, as ``AstuteRAG`` reads the reply: its groups
+    (``parse_consolidation``), then the final answer(s) (``parse_answer``)."""
+    return parse_answer(text, read_consolidation(text, passages).groups, answer_mode)

@@ -1,4 +1,4 @@
-"""Astute RAG's prompt templates and context rendering (astute-rag.md §4; paper App. A, MADAM-RAG App. E).
+"""Astute RAG's prompt templates and context rendering (docs/methods/astute.md §4; paper App. A, MADAM-RAG App. E).
 
 Our own wording, in the structure and output format of the paper's three prompts: ``p_gen`` (one passage,
 or "I don't know"), ``p_con`` (Initial Context + Last Context -> New Context) and ``p_ans`` (Step 1
@@ -12,7 +12,7 @@ from backend.schema import AstutePassage
 GEN = ("Write a passage with accurate information that is relevant to answering the question below. If the "
        "information is unclear or you are not certain of it, say 'I don't know' instead, so that you do not "
        "make anything up.\n\nQuestion: {question}\nPassage:")
-#: m̂ > 1: the paper prints no prompt (astute-rag.md P3); this suffix asks for <DOC> blocks.
+#: m̂ > 1: the paper prints no prompt (docs/methods/astute.md P3); this suffix asks for <DOC> blocks.
 GEN_MANY = ("\n\nWrite at most {m_hat} passages, each covering different information, each between a <DOC> line "
             "and a </DOC> line. If you have no more reliable information, stop.")
 
@@ -32,7 +32,7 @@ CON = ("Task: Consolidate the information from your own memorized documents and 
 _STEP3 = {
     "single": ("Step 3: Select the final answer\nAfter evaluating every group, select the most accurate and best "
                "supported answer. Put your exact answer inside <ANSWER> your answer </ANSWER>."),
-    # MADAM-RAG App. E's adaptation for questions with several valid answers (astute-rag.md §4, P16)
+    # MADAM-RAG App. E's adaptation for questions with several valid answers (docs/methods/astute.md §4, P16)
     "multi": ("Step 3: Select all correct answers\nAfter evaluating every group, select all accurate and well "
               "supported answers. Put each answer inside its own <ANSWER> answer </ANSWER> tag."),
 }
@@ -44,7 +44,7 @@ ANS = ("Task: Answer the question using both your own memorized documents and th
        "documents agree.\n\n{step3}\n\nInitial Context:\n{context_init}\n{consolidated}Question: {question}\n"
        "Answer:")
 
-#: ``prompt_mode="structured"`` (ours, §3.6): the paper's prompt plus an explicit output format.
+#: ``prompt_mode="structured"`` (ours, docs/methods/astute.md §3.6): the paper's prompt plus an explicit output format.
 STRUCTURED_GROUPS = ('\n\nOutput format: write every new document as <GROUP id="G1" source="memory|external|both" '
                      'docs="1,4">summary</GROUP> and list the irrelevant original documents as '
                      '<EXCLUDED>2,3</EXCLUDED>.')

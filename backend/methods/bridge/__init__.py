@@ -1,8 +1,8 @@
 """BRIDGE: soft bias + Maximum Soft-bias Decision Tree, for trustworthy answers after retrieval.
 
 Paper: Dai et al., *After Retrieval, Before Generation: Enhancing the Trustworthiness of Large Language Models in
-RAG* (arXiv 2505.17118v1; seed 004). Spec: shared/methods/bridge.md, which resolves the paper's gaps (its
-[ours] choices are kept unless said otherwise below). Files: ``prompts.py``, ``demos.py`` (the allocator's
+RAG* (arXiv 2505.17118v1). Spec: docs/methods/bridge.md, which resolves the paper's gaps and records every [ours]
+choice (also listed below). Files: ``prompts.py``, ``demos.py`` (the allocator's
 demonstration pool), ``scorer.py`` (the Knowledge Scorer), ``tree.py`` (the decision tree), ``method.py``.
 
 The pipeline in the paper's order (§3):
@@ -16,7 +16,7 @@ The pipeline in the paper's order (§3):
    each from the dataset's index) and the first s_g = ⌈g_p·n⌉ to the multi-query generator (one call,
    ``generate_cycle_{k}``), the two concurrently.
 3. Knowledge Scorer (``scorer.py``): 0.2 sparse + 0.4 dense + 0.4 ColBERT-style, each in [0, 1]; S1 = K_int ↔
-   K_ext, S2 = mean K_gen ↔ K_int, S3 = mean K_ret ↔ K_ext, S4 = mean over K_gen × K_ret (bridge.md's mapping).
+   K_ext, S2 = mean K_gen ↔ K_int, S3 = mean K_ret ↔ K_ext, S4 = mean over K_gen × K_ret (bridge.md §3 Step 3).
 4. Maximum Soft-bias Decision Tree (``tree.py``, α = 0.5, β = 1.1): FA, FI, FE, RA or REFLECT; reflection
    (``reflect_{k}``) writes new sub-queries from a contradiction analysis and steps 2-4 run again with the same
    soft bias, at most 3 times, then RA.

@@ -1,4 +1,4 @@
-"""The Soft Bias Allocator's demonstration pool (bridge.md §3 Step 1, ICL form) [ours].
+"""The Soft Bias Allocator's demonstration pool (docs/methods/bridge.md §3 Step 1, ICL form; §8.18) [ours].
 
 The paper retrieves k = 5 demonstrations from TRD's train set, labelled with pseudo soft labels: FA/FI questions
 "retrieve 10% / answer directly 90%", FE/RA questions "90% / 10%". TRD is not available here, so the pool is

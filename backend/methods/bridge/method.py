@@ -10,14 +10,17 @@ from functools import lru_cache
 
 import numpy as np
 
-from backend.llm.formats import is_idk, parse_numbered_list, parse_option, parse_short_answer, parse_soft_bias
+from backend.llm.formats import is_idk, parse_passages, parse_short_answer
 from backend.methods.base import Method, Outcome, RunContext, gather_all
 from backend.methods.bridge import prompts
 from backend.methods.bridge.demos import DEMOS
+from backend.methods.bridge.parse import parse_numbered_list, parse_option, parse_reflection, parse_soft_bias
 from backend.methods.bridge.scorer import KnowledgeScorer
 from backend.methods.bridge.tree import ALPHA, BETA, decide
 from backend.schema import (BridgeCycle, BridgeDemo, BridgeKnowledge, BridgeSubQuery, BridgeTrace, LLMCall,
                             Question)
+from backend.llm.tasks import TaskSpec
+from backend.methods.spec import MethodSpec, register
 
 BIAS_RANGE = (0.1, 0.9)
 #: What the responder reads at each leaf (§3 Step 5): FA all, FI internal + generated, FE external + retrieved.
@@ -107,8 +110,8 @@ class BRIDGE(Method):
                                           task="generate_passage", step="internal_knowledge",
                                           question=question.question, max_tokens=self.max_tokens,
                                           fields={"memory": question.internal_knowledge, "max_passages": 1})
-        text = (call.response or "").strip()
-        return (IDK_TEXT if not text or is_idk(text) or text.lower().rstrip(".") == "none" else text), call
+        kept = parse_passages(call.response or "", max_passages=1).value.kept
+        return (kept[0] if kept else IDK_TEXT), call
 
     # -- Step 2: knowledge collection ------------------------------------------------------------------------
 
@@ -116,10 +119,10 @@ class BRIDGE(Method):
         call = await ctx.client.acomplete(_user(prompts.SUB_QUERIES.format(number=self.n, question=question.question)),
                                           task="sub_queries", step="sub_queries", question=question.question,
                                           max_tokens=self.max_tokens, fields={"n": self.n})
-        return self._queries(call.response or "", question.question), call
+        return self._fill(parse_numbered_list(call.response or "").value, question.question), call
 
-    def _queries(self, reply: str, question: str) -> list[str]:
-        items = [q for q in parse_numbered_list(reply).value if q.strip()][: self.n]
+    def _fill(self, items: list[str], question: str) -> list[str]:
+        items = [q for q in items if q.strip()][: self.n]
         return items + [question] * (self.n - len(items))   # short list: the original question fills in (ours)
 
     async def collect(self, ctx: RunContext, question: Question, trace: BridgeTrace, cycle: BridgeCycle,
@@ -190,10 +193,8 @@ class BRIDGE(Method):
             max_tokens=self.max_tokens,
             fields={"sub_queries": [s.text for s in last.sub_queries], "answers": [g.text for g in last.k_gen],
                     "passages": passages, "n": self.n})
-        reply = call.response or ""
-        analysis = reply.split("New questions", 1)[0].removeprefix("Analysis:").strip()
-        body = reply.split("New questions", 1)[1] if "New questions" in reply else reply
-        return analysis, self._queries(body, question.question), call
+        analysis, new = parse_reflection(call.response or "").value
+        return analysis, self._fill(new, question.question), call
 
     # -- Step 5: the responder -----------------------------------------------------------------------------
 
@@ -263,3 +264,24 @@ class BRIDGE(Method):
         if "K_ret" in trace.knowledge_used and ctx.retriever is not None:
             read += [ctx.retriever.document(r.document_id) for r in last.k_ret if r.document_id]
         return Outcome(answers, not answers, trace, read=tuple({d.id: d for d in read}.values()))
+
+
+SPEC = register(MethodSpec(
+    BRIDGE, BridgeTrace, title="BRIDGE", color="#ef6c00", order=50,
+    description="a soft bias between memory and retrieval, sub-queries, knowledge scores S1–S4 and a decision "
+                "tree that picks what to answer from",
+    tasks=(TaskSpec("soft_bias", ("memory",), parse_soft_bias,
+                    "analysis, then probabilities of retrieving vs answering directly"),
+           TaskSpec("sub_queries", ("n",), lambda text, n=None, **_: parse_numbered_list(text, n),
+                    "n numbered paraphrases of the question"),
+           TaskSpec("multi_answer", ("sub_queries", "memory"),
+                    lambda text, sub_queries=(), **_: parse_numbered_list(text, len(sub_queries)),
+                    "one numbered answer per sub-query, from memory"),
+           TaskSpec("reflect", ("sub_queries", "answers", "passages", "n"),
+                    lambda text, n=None, **_: parse_reflection(text, n),
+                    "a short contradiction analysis, then n new numbered questions"),
+           TaskSpec("select_option", ("options", "passages"),
+                    lambda text, options, **_: parse_option(text, len(options)), "'Correct Option: X'")),
+    step_roles={"allocate": "Soft Bias Allocator", "internal_knowledge": "K_int: closed-book passage (ours)",
+                "sub_queries": "sub-query generation", "generate_cycle_{round}": "multi-query generator, cycle {round}",
+                "reflect_{round}": "reflection {round}", "respond": "responder"}))

@@ -1,4 +1,4 @@
-"""BRIDGE's prompts (bridge.md §4; paper App.): our own wording in the structure and output formats of the
+"""BRIDGE's prompts (docs/methods/bridge.md §4; paper App.): our own wording in the structure and output formats of the
 paper's Allocator (ICL), Sub-query Generation, Multi-query Generator, Reflection and Responder prompts, plus the
 internal-knowledge passage the paper takes from TRD (here the model writes it, closed book). One user message
 each."""

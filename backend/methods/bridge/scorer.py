@@ -1,8 +1,8 @@
-"""BRIDGE's Knowledge Scorer (bridge.md §3 "Step 3: Knowledge Scorer"; the S1–S4 table is built on it).
+"""BRIDGE's Knowledge Scorer (docs/methods/bridge.md §3 "Step 3: Knowledge Scorer"; the S1–S4 table is built on it).
 
 The paper scores a pair of texts with BGE-m3's three modes, score(x, y) = 0.2·sparse + 0.4·dense + 0.4·colbert.
 BGE-m3 is not available offline, so each mode is rebuilt from what we have **[ours]**; every component lies in
-[0, 1] and the weighted total is clamped to [0, 1] (bridge.md: "All scores are clamped to [0, 1]").
+[0, 1] and the weighted total is clamped to [0, 1] (docs/methods/bridge.md §8.3).
 
 - **sparse [ours]**: BM25 (``bm25s``, Lucene variant, k1 = 1.5, b = 0.75, English stopwords, no stemming). The
   IDF corpus is every distinct text given to :meth:`KnowledgeScorer.prepare` (one question's knowledge:
@@ -45,7 +45,7 @@ from backend.schema import PairScore
 
 
 class ScorerWeights(NamedTuple):
-    """The paper's mode weights (bridge.md §2 table: grid-searched on the TRD val set)."""
+    """The paper's mode weights (docs/methods/bridge.md §2: grid-searched on the TRD val set)."""
 
     sparse: float = 0.2
     dense: float = 0.4

@@ -1,8 +1,9 @@
-"""The Maximum Soft-bias Decision Tree (bridge.md §3 Step 4; paper Eqs. 5-6): S1-S4 and the soft bias -> FA, FI,
+"""The Maximum Soft-bias Decision Tree (docs/methods/bridge.md §3 Step 4; paper Eqs. 5-6): S1-S4 and the soft
+bias -> FA, FI,
 FE, RA or REFLECT, with every node visited and the numbers it compared.
 
 ``T_Ret = r_p·[S3 + (1 − S2)]`` and ``T_LLM = g_p·[S2 + (1 − S3)]``; "Maximum" is read as following the larger
-of the two (bridge.md, [ours]). With D = S3 − S2: T_Ret = r_p(1 + D), T_LLM = g_p(1 − D).
+of the two (docs/methods/bridge.md §3 Step 4, [ours]). With D = S3 − S2: T_Ret = r_p(1 + D), T_LLM = g_p(1 − D).
 """
 
 from __future__ import annotations

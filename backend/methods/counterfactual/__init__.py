@@ -1,7 +1,8 @@
 """Counterfactual prompting for RAG risk control (RC-RAG): keep the RAG answer or abstain.
 
 Paper: Chen, Zhang, Guo, Fan, Cheng, *Controlling Risk of Retrieval-augmented Generation: A Counterfactual
-Prompting Framework* (Findings of EMNLP 2024, arXiv 2409.16146; seed 003). Spec: shared/methods/counterfactual-rag.md;
+Prompting Framework* (Findings of EMNLP 2024, arXiv 2409.16146). Spec: docs/methods/counterfactual.md (§3.x and
+§8.x below are its sections; §4 and App. are the paper's);
 [code] is the released code (ict-bigdatalab/RC-RAG). Files: ``prompts.py``, ``parse.py`` (reply parsing, refusal
 phrases, the match rule, fusion replies), ``method.py`` (the pipeline and the one-line reason).
 
@@ -28,21 +29,21 @@ temperature 0 (a model setting: ``LLMConfig.temperature``, default 0, applies to
 
 Choices the paper leaves open ([ours]):
 
-* Passages: ``Passage-{i}: text`` with ids from 0 (the prompt's own example; pitfall 12). In ``retrieve`` mode the
+* Passages: ``Passage-{i}: text`` with ids from 0 (the prompt's own example; §8.12). In ``retrieve`` mode the
   top ``k`` are read; in ``given`` mode the dataset's documents for the question are the retrieved passages and all
   are read (the dataset stands for the retriever's output).
 * Parsing (§3.2) follows [code] (the answer before the first "Evidence: ", the last ``##...##`` group as
   evidence), except: passage ids of any length ([code] reads one digit), a trailing full stop is dropped from the
   answer, and "don't know" / "do not know" join the refusal phrases (our models say "I don't know" where the
-  paper's said "unknown"). ``refusal_scope="answer"`` scans the answer only (pitfall 9; default: the whole output).
-* Match (pitfalls 2, 3): ``substring="faithful"`` (default) is [code]'s raw, case-sensitive containment;
+  paper's said "unknown"). ``refusal_scope="answer"`` scans the answer only (§8.9; default: the whole output).
+* Match (§8.2, §8.3): ``substring="faithful"`` (default) is [code]'s raw, case-sensitive containment;
   ``"strict"`` uses normalised whole words. ROUGE-L recall comes from ``rouge_score`` with the Porter stemmer, as
   [code]'s metric script.
-* Fusion replies (pitfalls 6, 7): the last ``$$ keep $$`` / ``$$ discard $$``, else the last bare word, else
+* Fusion replies (§8.6, §8.7): the last ``$$ keep $$`` / ``$$ discard $$``, else the last bare word, else
   discard ([code]'s ``$$`` regex never matches: ``$`` is an anchor); probabilities accept integers and
   percentages ([code] reads "1" and "95%" as 0.0), unreadable -> 0.0, noted. The direct-selection decision applies
-  to the RAG answer (pitfall 8); the offline model is told that answer.
-* History (pitfall 4): the branches' assistant turns hold the parsed answer only ([code]).
+  to the RAG answer (§8.8); the offline model is told that answer.
+* History (§8.4): the branches' assistant turns hold the parsed answer only ([code]).
 * A kept decision with no answer text (the RAG reply was only evidence) abstains, noted.
 * A failed model call fails the run (``MethodResult.error``), as for every method; a malformed reply never does.
 """

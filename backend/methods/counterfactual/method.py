@@ -9,6 +9,8 @@ from backend.methods.counterfactual.parse import (THRESHOLD, judge, parse_keep_d
                                                   parse_reply)
 from backend.schema import (CFBranch, CFFusion, CFPassage, CFReply, CFRound, CounterfactualTrace, LLMCall,
                             Question)
+from backend.llm.tasks import TaskSpec
+from backend.methods.spec import MethodSpec, register
 
 FUSIONS = ("direct", "probability", "safety")
 SCENARIOS = ("quality", "usage")
@@ -170,3 +172,27 @@ def reason(trace: CounterfactualTrace) -> str:
         parts.append(f"override: the RAG answer is a refusal ('{trace.rag.reject_phrase}')")
     parts.append("KEEP" if trace.decision == "keep" else "ABSTAIN")
     return "; ".join(parts[:-1]) + " → " + parts[-1]
+
+
+SPEC = register(MethodSpec(
+    CounterfactualRAG, CounterfactualTrace, title="Counterfactual prompting (RC-RAG)", color="#6d4c41", order=40,
+    quick=True, selective=True,
+    description="asks what the answer would be if the passages were poor or misused, and abstains when the "
+                "answer does not survive",
+    tasks=(TaskSpec("cf_answer", ("passages",), lambda text, passages, **_: parse_reply(text, len(passages)),
+                    "'Answer: X.' plus 'Evidence: ## Passage-i ##'"),
+           TaskSpec("cf_quality", ("passages", "previous_answer", "previous_evidence"),
+                    lambda text, passages, **_: parse_reply(text, len(passages)),
+                    "re-answer assuming the cited passage was of poor quality"),
+           TaskSpec("cf_usage", ("passages", "previous_answer"),
+                    lambda text, passages, **_: parse_reply(text, len(passages)),
+                    "re-answer assuming the passages were used improperly"),
+           TaskSpec("cf_judge", ("passages", "previous_answer", "kind"), parse_keep_discard,
+                    "'$$ keep $$' or '$$ discard $$' for the original answer"),
+           TaskSpec("cf_probability", ("passages", "previous_answer"), parse_probability,
+                    "'Probability: 0.xx' that the answer is right")),
+    step_roles={"rag_answer": "RAG answer with evidence",
+                "cf_quality_round_{round}": "CF-quality, round {round}",
+                "cf_usage_round_{round}": "CF-usage, round {round}",
+                "fusion_direct": "fusion: direct selection",
+                "fusion_probability": "fusion: probability comparison"}))

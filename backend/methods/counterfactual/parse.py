@@ -1,4 +1,5 @@
-"""Reading RC-RAG's replies and judging them (counterfactual-rag.md §3.2, §3.4, §3.6; pitfalls 2, 3, 6, 7, 9).
+"""Reading RC-RAG's replies and judging them (docs/methods/counterfactual.md §3.2, §3.4, §3.6;
+§8.2, §8.3, §8.6, §8.7, §8.9).
 
 None of these raises: an unreadable reply becomes an empty answer, a discard, or probability 0.0, and the
 fallback is named in the returned note.
@@ -114,7 +115,7 @@ def judge(reply: CFReply, rag: CFReply, threshold: float = THRESHOLD, substring:
     return CFMatch(compared="nothing", threshold=threshold)
 
 
-def parse_keep_discard(raw: str) -> tuple[str, str | None]:
+def parse_keep_discard(raw: str, **_fields) -> tuple[str, str | None]:
     """Direct selection's choice and a note when it was not read from ``$$ keep $$`` / ``$$ discard $$`` (not
     the released code's regex, which never matches: ``$`` is an anchor there)."""
     tags = re.findall(r"\$\$\s*(keep|discard)\s*\$\$", raw or "", re.I)
@@ -126,7 +127,7 @@ def parse_keep_discard(raw: str) -> tuple[str, str | None]:
     return "discard", "no keep/discard in the reply: discard"
 
 
-def parse_probability(raw: str) -> tuple[float, str | None]:
+def parse_probability(raw: str, **_fields) -> tuple[float, str | None]:
     """``Probability: 0.xx`` -> a value in [0, 1]; integers and percentages accepted (the released code reads
     "1" and "95%" as 0.0); unreadable -> 0.0 with a note."""
     text = re.sub(r"^\s*probability\s*:\s*", "", raw or "", flags=re.I)

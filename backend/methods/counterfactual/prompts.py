@@ -1,6 +1,6 @@
-"""RC-RAG's prompts (counterfactual-rag.md §4; paper App. C): our own wording in the structure and output formats
-of the paper's RAG, CF-quality, CF-usage, direct-selection and probability prompts. Chat messages with no system
-message; every prompt but the fusion ones ends with ``"\\nAnswer: "`` (the released code, §3.0)."""
+"""RC-RAG's prompts (docs/methods/counterfactual.md §4; paper App. C): our own wording in the structure and output
+formats of the paper's RAG, CF-quality, CF-usage, direct-selection and probability prompts. Chat messages with no system
+message; every prompt but the fusion ones ends with ``"\\nAnswer: "`` (the released code, counterfactual.md §3.0)."""
 
 from __future__ import annotations
 
@@ -39,7 +39,7 @@ PROBABILITY = ("Give the probability that your regenerated answer is correct. Gi
 
 
 def render_passages(passages: list[CFPassage]) -> str:
-    """``Passage-{i}: text`` lines, ids from 0 as in the paper's example (pitfall 12)."""
+    """``Passage-{i}: text`` lines, ids from 0 as in the paper's example (docs/methods/counterfactual.md §8.12)."""
     return "\n".join(f"Passage-{p.number}: {p.text}" for p in passages)
 
 

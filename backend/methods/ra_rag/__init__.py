@@ -1,6 +1,7 @@
 """RA-RAG: Retrieval-Augmented Generation with Estimation of Source Reliability.
 
-Paper: ``shared/seeds/000_59393aad6bfd13a0.txt``; spec: ``shared/methods/ra-rag.md``. Implemented in this
+Paper: *Retrieval-Augmented Generation with Estimation of Source Reliability* (code: ml-postech/RA-RAG); spec:
+``docs/methods/ra_rag.md``, whose §3.1-§3.4 follow the paper's sections of the same numbers. Implemented in this
 package, in the paper's order (``answering`` → ``voting`` → ``stage1`` → ``method``):
 
 * §3.1 keyword-based system prompt (App. G structure; our wording and examples) -> ``keyword_prompt``,
@@ -24,12 +25,12 @@ calls ``RARAG.prepare`` once per dataset + model + evidence mode + stage-1 param
 dataset and keeps the result in memory and on disk (``RARAG.prepare_key``). They are an unsupervised
 estimate, not ground truth.
 
-[ours] choices (spec §8):
+[ours] choices (``docs/methods/ra_rag.md`` §8; each "§8.n" below is its item n):
 
 * IDK is never a vote candidate: IDK sources cast no vote; the winner is IDK only when every filtered
   answer is IDK; eq. 4 counts a match only for non-IDK answers, so ŵ ≤ 1 (§8.1).
 * Answer equality: SQuAD normalisation (``backend.answers.normalize``); a cluster is one normalised
-  string (§3.3). IDK: ``formats.is_idk`` on the reply, or an answer that normalises to nothing.
+  string (docs/methods/ra_rag.md §3.5). IDK: ``formats.is_idk`` on the reply, or an answer that normalises to nothing.
 * f_align: the source's documents concatenated, lower-cased ``\\w+`` tokens, no stemming, clipped
   counts, kept when P ≥ τ (§8.9). Votes use the filtered, normalised answers (§8.18).
 * Ties (argmax): the higher score, then the candidate whose best supporter has the higher weight,

@@ -12,6 +12,7 @@ from backend.methods.ra_rag.answering import KEYWORD_SYSTEM, answer_source, clus
 from backend.methods.ra_rag.stage1 import CACHE_FOLDER, TIES, Ties, calibrate, calibration_key
 from backend.methods.ra_rag.voting import Vote, kappa_rrss, rank_sources, weighted_vote
 from backend.schema import Dataset, Question, RARAGTrace, RASourceAnswer, RAVote, RAWalkStep, ReliabilityEstimate
+from backend.methods.spec import MethodSpec, register
 
 Variant = Literal["rrss", "wmv", "mv", "oracle_wmv"]
 VARIANTS: tuple[str, ...] = ("rrss", "wmv", "mv", "oracle_wmv")
@@ -203,3 +204,13 @@ class RARAG(Method):
         trace.answers = {v: display[t.winner] if t.winner else None for v, t in tallies.items()}
         if variant not in trace.answers:
             trace.answers[variant] = None
+
+
+SPEC = register(MethodSpec(
+    RARAG, RARAGTrace, title="RA-RAG", color="#1565c0", order=10,
+    description="estimates each source's reliability without labels, then asks the most reliable sources and "
+                "takes their weighted vote",
+    step_roles={"source_answer": "one source's answer (κ-RRSS walk)",
+                "compare_answer": "one source's answer, for MV/WMV beside κ-RRSS",
+                "calibration_answer": "stage 1: one source's answer to a calibration question",
+                "entailment": "entailment check (answer clustering)"}))

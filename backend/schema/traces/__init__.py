@@ -1,70 +1,25 @@
 """Every method's trace model, one module per method, told apart by the ``kind`` field.
 
-A new method adds ``traces/<method>.py`` with a model whose ``kind`` is ``Literal["<method>"]`` and names it in
-``TRACES`` below; ``MethodResult.trace`` then accepts it and the contract test round-trips it.
+A new method adds ``traces/<method>.py`` with a model subclassing ``backend.schema.trace.Trace`` whose ``kind`` is
+``Literal["<method>"]``. Every module here is imported below, which registers its traces, and its public models are
+re-exported (``from backend.schema import MadamTrace``); nothing here names a method.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Union
+import importlib
+import pkgutil
 
-from pydantic import Field
+from pydantic import BaseModel
 
-from backend.schema.traces.astute import (
-                                         AstuteDropped,
-                                         AstuteGeneration,
-                                         AstuteGroup,
-                                         AstutePassage,
-                                         AstuteRound,
-                                         AstuteTrace,
-)
-from backend.schema.traces.baselines import BaselineTrace
-from backend.schema.traces.bridge import (
-                                         BridgeCycle,
-                                         BridgeDemo,
-                                         BridgeKnowledge,
-                                         BridgeNode,
-                                         BridgeSubQuery,
-                                         BridgeTrace,
-                                         PairScore,
-)
-from backend.schema.traces.counterfactual import (
-                                         CFBranch,
-                                         CFFusion,
-                                         CFMatch,
-                                         CFPassage,
-                                         CFReply,
-                                         CFRound,
-                                         CounterfactualTrace,
-)
-from backend.schema.traces.madam import (
-                                         MadamAgent,
-                                         MadamAggregation,
-                                         MadamAnswerSupport,
-                                         MadamRound,
-                                         MadamTrace,
-                                         MadamTurn,
-)
-from backend.schema.traces.ra_rag import (
-                                         RAEntailment,
-                                         RARAGTrace,
-                                         RASourceAnswer,
-                                         RAVote,
-                                         RAWalkStep,
-                                         ReliabilityEstimate,
-                                         ReliabilityIteration,
-                                         SourceReliability,
-)
+from backend.schema.trace import Trace
 
-TRACES = (BaselineTrace, RARAGTrace, AstuteTrace, MadamTrace, CounterfactualTrace, BridgeTrace)
+__all__ = ["Trace"]
 
-#: The union ``MethodResult.trace`` holds, discriminated by ``kind``.
-Trace = Annotated[Union[TRACES], Field(discriminator="kind")]  # noqa: UP007 - Union over a runtime tuple
-
-__all__ = ["TRACES", "Trace", "BridgeCycle", "BridgeDemo", "BridgeKnowledge", "BridgeNode", "BridgeSubQuery",
-           "BridgeTrace", "PairScore", "AstuteDropped", "AstuteGeneration", "AstuteGroup", "AstutePassage",
-           "AstuteRound",
-           "AstuteTrace", "CFBranch", "CFFusion", "CFMatch", "CFPassage", "CFReply", "CFRound", "CounterfactualTrace",
-           "BaselineTrace", "MadamAgent", "MadamAggregation", "MadamAnswerSupport", "MadamRound",
-           "MadamTrace", "MadamTurn", "RAEntailment", "RARAGTrace", "RASourceAnswer", "RAVote", "RAWalkStep",
-           "ReliabilityEstimate", "ReliabilityIteration", "SourceReliability"]
+for _info in pkgutil.iter_modules(__path__):
+    _module = importlib.import_module(f"{__name__}.{_info.name}")
+    for _name, _value in vars(_module).items():
+        if (isinstance(_value, type) and issubclass(_value, BaseModel) and _value.__module__ == _module.__name__
+                and not _name.startswith("_")):
+            globals()[_name] = _value
+            __all__.append(_name)

@@ -8,6 +8,7 @@ from typing import Literal
 from pydantic import Field
 
 from backend.schema.base import StrictModel
+from backend.schema.trace import Trace
 
 PassageOrigin = Literal["external", "internal"]
 #: A group's source derived from the passages it cites: all internal, all external, both, or no citation.
@@ -22,7 +23,8 @@ class AstuteDropped(StrictModel):
 
 
 class AstuteGeneration(StrictModel):
-    """Call 1 (§3.3): the model writes at most m̂ passages from memory, or says it does not know."""
+    """Call 1 (docs/methods/astute.md §3.3): the model writes at most m̂ passages from memory, or says it does
+    not know."""
 
     raw: str
     kept: list[str] = Field(default_factory=list)        # the internal passages that join D0
@@ -73,7 +75,7 @@ class AstuteRound(StrictModel):
     call_id: str | None = None
 
 
-class AstuteTrace(StrictModel):
+class AstuteTrace(Trace):
     kind: Literal["astute"] = "astute"
     m_hat: int
     iterations: int                # t

@@ -7,9 +7,10 @@ from typing import Literal
 from pydantic import Field
 
 from backend.schema.base import StrictModel
+from backend.schema.trace import Trace
 
 
-class BaselineTrace(StrictModel):
+class BaselineTrace(Trace):
     """What a baseline read and said: the evidence it was given and how its reply was parsed."""
 
     kind: Literal["baseline"] = "baseline"

@@ -9,6 +9,7 @@ from typing import Literal
 from pydantic import Field
 
 from backend.schema.base import StrictModel
+from backend.schema.trace import Trace
 
 Leaf = Literal["FA", "FI", "FE", "RA"]
 
@@ -81,7 +82,7 @@ class BridgeCycle(StrictModel):
     call_ids: list[str] = Field(default_factory=list)
 
 
-class BridgeTrace(StrictModel):
+class BridgeTrace(Trace):
     kind: Literal["bridge"] = "bridge"
     n: int
     alpha: float

@@ -8,6 +8,7 @@ from typing import Literal
 from pydantic import Field
 
 from backend.schema.base import StrictModel
+from backend.schema.trace import Trace
 
 Decision = Literal["keep", "discard"]
 Scenario = Literal["quality", "usage"]
@@ -20,7 +21,7 @@ class CFPassage(StrictModel):
 
 
 class CFReply(StrictModel):
-    """One answer-bearing reply, parsed as the released code parses it (spec §3.2)."""
+    """One answer-bearing reply, parsed as the released code parses it (docs/methods/counterfactual.md §3.2)."""
 
     raw: str
     answer: str = ""               # the answer part, ``##...##`` spans removed
@@ -33,7 +34,8 @@ class CFReply(StrictModel):
 
 
 class CFMatch(StrictModel):
-    """Is the regenerated answer the same as the RAG answer (spec §3.4)? Every score, and which test fired."""
+    """Is the regenerated answer the same as the RAG answer (docs/methods/counterfactual.md §3.4)? Every score, and which
+    test fired."""
 
     compared: Literal["answer", "evidence", "nothing"]
     exact: bool = False
@@ -59,7 +61,7 @@ class CFBranch(StrictModel):
 
 
 class CFFusion(StrictModel):
-    """How disagreeing branches were settled (spec §3.6); absent when the branches agree."""
+    """How disagreeing branches were settled (docs/methods/counterfactual.md §3.6); absent when the branches agree."""
 
     strategy: Literal["direct", "probability", "safety"]
     branch: Scenario | None = None     # direct selection: the branch that said discard, asked to keep or discard
@@ -73,7 +75,7 @@ class CFFusion(StrictModel):
     call_ids: list[str] = Field(default_factory=list)
 
 
-class CounterfactualTrace(StrictModel):
+class CounterfactualTrace(Trace):
     kind: Literal["counterfactual"] = "counterfactual"
     k: int
     iterations: int                # T
@@ -87,7 +89,7 @@ class CounterfactualTrace(StrictModel):
     agree: bool = False
     fusion: CFFusion | None = None
     fused: Decision | None = None  # the decision before the override
-    override: bool = False         # a kept refusal ("unknown") became a discard (spec §3.7)
+    override: bool = False         # a kept refusal ("unknown") became a discard (docs/methods/counterfactual.md §3.7)
     decision: Decision = "discard"
     reason: str = ""               # the decision path in one line
     notes: list[str] = Field(default_factory=list)
@@ -98,3 +100,9 @@ class CounterfactualTrace(StrictModel):
         return {"decision": self.decision,
                 "branches": ", ".join(f"{b.scenario}: {b.decision}" for b in self.branches) or "none",
                 "rag answer": (self.rag.answer if self.rag else "") or "none"}
+
+    def candidate_answers(self) -> list[str] | None:
+        """The RAG answer, kept or discarded: RC-RAG labels a question by whether it is right (§5.1)."""
+        if self.rag is None:
+            return None
+        return [self.rag.answer] if self.rag.answer else []

@@ -8,6 +8,7 @@ from typing import Literal
 from pydantic import Field
 
 from backend.schema.base import StrictModel
+from backend.schema.trace import Trace
 
 
 class MadamAgent(StrictModel):
@@ -26,7 +27,7 @@ class MadamTurn(StrictModel):
     parse_ok: bool = True
     parse_note: str | None = None
     history: str | None = None     # the exact {history} text the agent read (None in round 1)
-    changed: bool | None = None    # vs its previous round's answer (None in round 1), madam-rag.md §8.4
+    changed: bool | None = None    # vs its previous round's answer (None in round 1), docs/methods/madam.md §8.4
     previous_answer: str | None = None
     call_id: str | None = None
 
@@ -60,7 +61,7 @@ class MadamAnswerSupport(StrictModel):
     rounds: list[int] = Field(default_factory=list)   # rejected answers: the rounds they were proposed in
 
 
-class MadamTrace(StrictModel):
+class MadamTrace(Trace):
     kind: Literal["madam"] = "madam"
     origin: Literal["run", "released"] = "run"
     origin_note: str | None = None

@@ -7,10 +7,12 @@ from typing import Any, Literal
 from pydantic import Field
 
 from backend.schema.base import StrictModel
+from backend.schema.trace import Trace
 
 
 class SourceReliability(StrictModel):
-    """Stage-1 result for one source (RA-RAG §3.3, eq. 4): ŵ_i = agreed / answered, v_i = N·ŵ_i − 1."""
+    """Stage-1 result for one source (RA-RAG paper §3.3, eq. 4; docs/methods/ra_rag.md §3.3): ŵ_i = agreed / answered,
+    v_i = N·ŵ_i − 1."""
 
     name: str
     estimated: float | None = None   # ŵ_i; None when the source never answered (no evidence)
@@ -108,7 +110,7 @@ class RAEntailment(StrictModel):
     parse_note: str | None = None
 
 
-class RARAGTrace(StrictModel):
+class RARAGTrace(Trace):
     kind: Literal["ra_rag"] = "ra_rag"
     variant: str
     evidence_mode: str

@@ -1,6 +1,6 @@
 """Risk control over a dataset: RC-RAG under each fusion strategy beside the keep-everything reference (vanilla
 RAG), every question folded into AK / AD / UK / UD and scored with ``backend.scoring.risk_metrics``
-(counterfactual-rag.md §5, §7 "for many questions").
+(docs/methods/counterfactual.md §5, §7 "many questions").
 
 The methods run through the ``Runner`` (truth stripped; the call cache shared, so the strategies pay only for
 their own fusion calls when the cache is on). Truth meets the results only in ``backend.scoring``.
@@ -111,8 +111,8 @@ async def arisk_sweep(runner: Runner, questions: list[Question], strategies: tup
     reference = results[REFERENCE]
     points = [point(s, "counterfactual", results[s], questions, reference) for s in strategies]
     points += [point(m, m, results[m], questions, reference) for label, m in jobs[len(strategies) + 1:]]
-    # vanilla RAG's own "I don't know" replies: a refusal kept is a discard (§3.7), and a refusal is not a right
-    # answer, so they fold as UD
+    # vanilla RAG's own "I don't know" replies: a refusal kept is a discard (docs/methods/counterfactual.md §3.7),
+    # and a refusal is not a right answer, so they fold as UD
     points.append(point(f"keep everything ({REFERENCE})", REFERENCE, reference, questions, reference))
     return RiskSweep(dataset=runner.dataset.name, questions=len(questions), points=points, results=results)
 

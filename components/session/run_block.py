@@ -1,0 +1,54 @@
+"""The run block every page that answers the selected question draws: a Run button; then the run in flight (its
+progress), else this session's results, else what the reply cache alone answers, else (the offline model, which
+costs nothing) a run started without a click, else a hint to press Run."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import streamlit as st
+
+from backend.schema import MethodResult
+from components.session.progress import follow
+from components.session.runs import cached_results, replayed, running, start_run
+from components.session.state import Selection, key
+
+PRESS_RUN = "Press Run (results are cached: re-running costs no model calls)."
+
+
+def run_block(selection: Selection, methods: list[str], label: str, page: str, *, button=st, auto: bool = False,
+              hint: str | None = PRESS_RUN, render: Callable[[dict[str, MethodResult]], None] | None = None,
+              progress: bool = True, model_note: bool = False, **settings) -> dict[str, MethodResult] | None:
+    """``methods``' results on the selected question (``settings``: as ``runs.start_run``'s), or None while there
+    are none to show.
+
+    ``button``: where the Run button goes (a column; None: no button; its key is ``<page>.run``). While the run is
+    in flight (started here, or before the user looked elsewhere), its progress under ``label`` (``render`` draws
+    the results so far; ``progress=False``: nothing drawn) and None. Else this session's results, else what the reply
+    cache alone answers (a shared link in a fresh tab shows what was computed before), unless ``auto``: then a run
+    starts without a click (for the offline model, which costs nothing) and a quick one is drawn at once. None and
+    ``hint`` when there is still nothing. ``model_note``: the offline model's note above the button."""
+    if model_note and selection.model.model.startswith("offline/"):
+        from backend.llm.offline import MODEL_NOTE
+
+        st.caption(MODEL_NOTE)
+    clicked = button is not None and button.button("Run", type="primary", key=key(page, "run"), disabled=not methods)
+    if not methods:
+        if hint:
+            st.info(hint)
+        return None
+    job = start_run(selection, methods, **settings) if clicked else None  # a run in flight is joined, not doubled
+    job = job if job is not None and job.running else running(selection, methods, **settings)
+    found = None if job else cached_results(selection, methods, **settings)
+    if found is None and job is None:
+        if not auto:
+            found = replayed(selection, methods, **settings)
+        elif (job := start_run(selection, methods, **settings)).running is False:  # answered within the settle
+            job, found = None, cached_results(selection, methods, **settings)
+    if job is not None:
+        if progress:
+            follow(job, label, render)
+        return None
+    if found is None and hint:
+        st.info(hint)
+    return found
