@@ -39,9 +39,9 @@ ResultCallback = Callable[[MethodResult], None]
 StageProgress = Callable[[str, int, int, str], None]
 INDEX_STAGE = "Embedding documents"
 
-#: The artefacts being computed in this process, by (folder, dataset, key): whoever asks for one while it is being
-#: computed (another thread, event loop or runner) waits for that computation instead of starting a second one.
-_FLIGHTS: dict[tuple[str, str, str], concurrent.futures.Future] = {}
+#: The artefacts being computed in this process, by (folder, dataset, key, replay): whoever asks for one while it is
+#: being computed (another thread, event loop or runner) waits for that computation instead of starting a second one.
+_FLIGHTS: dict[tuple[str, str, str, bool], concurrent.futures.Future] = {}
 _FLIGHTS_LOCK = threading.Lock()
 
 
@@ -66,9 +66,10 @@ class Runner:
     retriever_source: Callable[[], Any] | None = None
     _retriever: Any = None
     _stripped: Dataset | None = None
-    _prepared: dict[tuple[str, str], tuple[BaseModel, Preparation]] = field(default_factory=dict)
-    _retriever_lock: threading.Lock = field(default_factory=threading.Lock)
-    _keys: dict[str, str | None] = field(default_factory=dict)
+    # per runner, never copied by ``dataclasses.replace`` (a copy with other method parameters has other keys)
+    _prepared: dict[tuple[str, str], tuple[BaseModel, Preparation]] = field(default_factory=dict, init=False)
+    _retriever_lock: threading.Lock = field(default_factory=threading.Lock, init=False)
+    _keys: dict[str, str | None] = field(default_factory=dict, init=False)
     _ids: frozenset[str] | None = None
 
     def __post_init__(self) -> None:
@@ -163,8 +164,10 @@ class Runner:
             return None
         if not refresh and (found := self.prepared(name)) is not None:
             return found
-        # one computation per artefact in the process: concurrent questions, runs, threads and runners share it
-        flight = (self.method(name).prepared_folder or name, self.stripped.name, key)
+        # one computation per artefact in the process: concurrent questions, runs, threads and runners share it. A
+        # replay (answers from the reply cache only, failing on a miss) never joins a live computation, nor a live one
+        # a replay: one would wait minutes for what it may not compute, the other inherit a cache miss as its failure
+        flight = (self.method(name).prepared_folder or name, self.stripped.name, key, self.llm.cache_mode == "replay")
         with _FLIGHTS_LOCK:
             future = _FLIGHTS.get(flight)
             owner = future is None and (refresh or (name, key) not in self._prepared)
@@ -173,7 +176,8 @@ class Runner:
         if future is None:  # computed by another caller between the look above and the lock
             return self._prepared[(name, key)][0]
         if not owner:
-            artefact, preparation = await asyncio.wrap_future(future)
+            # shielded: a waiter cancelled (its run stopped) leaves the computation, and its owner, alone
+            artefact, preparation = await asyncio.shield(asyncio.wrap_future(future))
             self._prepared[(name, key)] = (artefact, preparation)
             return artefact
         try:

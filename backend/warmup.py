@@ -1,7 +1,7 @@
 """Load, in the background, what the first run of methods will need: the embedding model and chromadb (~0.6 CPU-s;
-every run of all methods: BRIDGE searches the index), ROUGE-L's rouge_score + nltk (~0.3 CPU-s: counterfactual
-prompting's answer match; backend.imports) and litellm (~1.8 CPU-s: any model call not answered from the reply
-cache).
+every run of all methods: BRIDGE searches the index), what each method loads of its own (``MethodSpec.warm``:
+ROUGE-L's rouge_score + nltk for counterfactual prompting's answer match, ~0.3 CPU-s; backend.imports) and litellm
+(~1.8 CPU-s: any model call not answered from the reply cache).
 
 The app starts it once per process after drawing its first page, so these loads overlap the time a user spends
 choosing a dataset and a question instead of adding to the first Inspect result; no page's first render waits for
@@ -30,10 +30,13 @@ def _embedding_model() -> None:
     get_model()
 
 
-def _rouge() -> None:
-    from backend.methods.counterfactual.parse import _rouge
+def _methods() -> None:
+    """What each method's first run loads of its own (``MethodSpec.warm``: counterfactual prompting's ROUGE-L)."""
+    from backend.methods import SPECS
 
-    _rouge()
+    for spec in SPECS.values():
+        if spec.warm is not None:
+            spec.warm()
 
 
 def _litellm() -> None:
@@ -46,7 +49,8 @@ def _load() -> None:
     was_enabled = gc.isenabled()
     gc.disable()
     try:
-        for step in (_embedding_model, _rouge, _litellm):  # in the order a run answered from the reply cache needs them
+        # in the order a run answered from the reply cache needs them
+        for step in (_embedding_model, _methods, _litellm):
             try:
                 step()
             except Exception:  # noqa: BLE001 - the run that needs it reports the failure

@@ -91,11 +91,11 @@ def inspect_url(app_url: str, path: Path, methods=CHEAP) -> str:
 
 def first_renders(page, app_url: str, path: Path) -> dict[str, float]:
     """Seconds from opening the link to Inspect's results (and from clicking Dataset to that page), all drawn."""
-    from tests.browser.walk import DRAWN_LAST, settle, show, wait_text
+    from tests.browser.walk import DRAWN_LAST, settle, show, wait_until
 
     start = time.perf_counter()
     page.goto(inspect_url(app_url, path), timeout=600_000)
-    wait_text(page, DRAWN_LAST["Inspect"])
+    wait_until(page, DRAWN_LAST["Inspect"])
     settle(page)
     inspect_s = time.perf_counter() - start
     start = time.perf_counter()
@@ -126,14 +126,14 @@ def main() -> None:
     from playwright.sync_api import sync_playwright
 
     from tests.browser.conftest import CHROMIUM_ARGS, app_server
-    from tests.browser.walk import DRAWN_LAST, VIEWPORT, settle, wait_text
+    from tests.browser.walk import DRAWN_LAST, VIEWPORT, settle, wait_until
 
     env = dict(os.environ, CONFLICTLENS_CACHE_DIR=str(out / "cache"))  # cache empty: the methods really run
     with app_server(env) as url, sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=shutil.which("chromium"), args=CHROMIUM_ARGS)
         page = browser.new_page(viewport=VIEWPORT)
         page.goto(f"{url}/?dataset=ramdocs_dev&methods={','.join(CHEAP)}", timeout=600_000)  # loads the reader's model
-        wait_text(page, DRAWN_LAST["Inspect"])
+        wait_until(page, DRAWN_LAST["Inspect"])
         settle(page)
         for label, path in datasets.items():
             page = browser.new_page(viewport=VIEWPORT)

@@ -19,7 +19,8 @@ from components.documents import render_document
 from components.views import View
 
 #: this method's page (the app's view registry, ``components.views``)
-VIEW = View("Debate (MADAM-RAG)", ":material/forum:", "debate", "pages/debate.py", method="madam")
+VIEW = View("Debate (MADAM-RAG)", ":material/forum:", "debate", "pages/debate.py", method="madam",
+            order=15)  # in the menu right after Sources: the two views of evidence from many documents
 
 UNKNOWN = "unknown"
 CHANGED = "↻"

@@ -31,6 +31,8 @@ class View:
     section: str = "Methods"
     method: str | None = None
     default: bool = False
+    #: a method view's place in the menu (default: its method's ``MethodSpec.order``, Inspect's column order)
+    order: int | None = None
     # -- a method page drawn by the shared method page (``components.session.views.render_method_page``) ----------
     #: under the title: the question as the method reads it (``intro(st, question)``); None: its text and documents
     intro: Callable[[Any, Any], None] | None = None
@@ -70,7 +72,8 @@ def method_view(name: str) -> View | None:
 
 def views() -> list[View]:
     """Every page in menu order: the app's own, with each method's view (in display order) under Methods."""
-    methods = [v for name in SPECS if (v := method_view(name)) is not None]
+    methods = sorted((v for name in SPECS if (v := method_view(name)) is not None),
+                     key=lambda v: SPECS[v.method].order if v.order is None else v.order)
     return [v for section in SECTIONS for v in [*APP_VIEWS, *methods] if v.section == section]
 
 

@@ -240,3 +240,34 @@ def test_prepare_all_returns_each_failure_and_leaves_the_run_to_report_it(toy, m
     runner = Runner(toy, llm=LLMConfig(cache_mode="off"))
     assert runner.prepare_all([Prepared.name, "no_rag"]) == {Prepared.name: "no luck"}
     assert runner.run(toy.questions[0], [Prepared.name])[Prepared.name].error == "toy preparation failed: no luck"
+
+
+def test_a_replay_never_waits_on_a_live_preparation(toy, tmp_path, monkeypatch):
+    """A page's replay (reply cache only) while a live stage 1 of the same artefact runs: the replay fails on its own
+    cache miss at once instead of waiting for the live computation, and the live one is not handed the miss."""
+    import threading
+
+    from backend.llm.cache import CallCache
+
+    gate, started = threading.Event(), threading.Event()
+    real = Prepared.prepare
+
+    async def slow(self, dataset, ctx, on_progress=None):
+        if ctx.client.config.cache_mode == "live":  # the live stage 1 holds until the replay is done
+            started.set()
+            await asyncio.get_running_loop().run_in_executor(None, gate.wait, 60)
+        return await real(self, dataset, ctx, on_progress)
+
+    monkeypatch.setattr(Prepared, "prepare", slow)
+    cache = CallCache(tmp_path / "cache")
+    live = Runner(toy, llm=LLMConfig(cache_mode="live"), cache=cache)
+    replay = Runner(toy, llm=LLMConfig(cache_mode="replay"), cache=cache)
+    outcome: list = []
+    worker = threading.Thread(target=lambda: outcome.append(live.prepare_all([Prepared.name])))
+    worker.start()
+    assert started.wait(30)
+    assert replay.prepare_all([Prepared.name]) != {}  # its own miss, not a wait
+    assert worker.is_alive()  # the live computation still runs, untouched
+    gate.set()
+    worker.join(30)
+    assert outcome == [{}] and live.prepared(Prepared.name) is not None

@@ -46,11 +46,16 @@ TASKS: dict[str, TaskSpec] = {t.name: t for t in [
 
 
 def register_task(task: TaskSpec) -> None:
-    """Add a method's task (``MethodSpec`` does it); a name taken by another declaration is an error."""
+    """Add a method's task (``MethodSpec`` does it). The same declaration again (its module re-imported) replaces
+    it; a name taken by another declaration is an error."""
     known = TASKS.get(task.name)
-    if known is not None and known.fields != task.fields:
-        raise ValueError(f"task {task.name!r} is declared twice, with fields {known.fields} and {task.fields}")
+    if known is not None and (known.fields, _where(known.reader)) != (task.fields, _where(task.reader)):
+        raise ValueError(f"task {task.name!r} is declared twice: by {_where(known.reader)} and {_where(task.reader)}")
     TASKS[task.name] = task
+
+
+def _where(reader: Callable[..., Any]) -> str:
+    return f"{getattr(reader, '__module__', '?')}.{getattr(reader, '__qualname__', repr(reader))}"
 
 
 #: Metadata keys that may never reach a model (a test asserts the client refuses them).

@@ -65,6 +65,7 @@ NO_RAG = register(MethodSpec(
     NoRAG, BaselineTrace, title="Closed book", color="#9e9e9e", order=90, baseline=True,
     description="the model answers from memory alone (no documents)", step_roles={"answer": "closed-book answer"}))
 VANILLA_RAG = register(MethodSpec(
-    VanillaRAG, BaselineTrace, title="Vanilla RAG", color="#455a64", order=91, baseline=True, reference=True, quick=True,
+    VanillaRAG, BaselineTrace, title="Vanilla RAG", color="#455a64", order=91, baseline=True, reference=True,
+    quick=True,
     description="the model answers from all documents concatenated",
     step_roles={"answer": "answer from the concatenated documents"}))

@@ -45,6 +45,9 @@ class MethodSpec:
     #: few model calls per question: the Label page's default queue builders
     quick: bool = False
     order: int = DEFAULT_ORDER
+    #: loads what the method's first run needs beyond the shared libraries (the app calls it in the background,
+    #: ``backend.warmup``); None: nothing of its own
+    warm: Callable[[], object] | None = None
 
     @property
     def name(self) -> str:
@@ -91,7 +94,8 @@ def unregister(name: str) -> None:
     """Remove a method and its own tasks (tests that register a toy clean up after themselves)."""
     spec = _REGISTRY.pop(name, None)
     for task in spec.tasks if spec else ():
-        TASKS.pop(task.name, None)
+        if TASKS.get(task.name) is task:  # only what this spec added
+            TASKS.pop(task.name)
 
 
 def _qualname(cls: type) -> str:

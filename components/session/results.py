@@ -13,7 +13,7 @@ import dataclasses
 import json
 import threading
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from backend.schema import MethodResult
@@ -22,7 +22,7 @@ from backend.schema import MethodResult
 @dataclass(frozen=True)
 class RunKey:
     dataset: str  # the dataset's path
-    version: int  # the loaded version of it (the loaded object's id; ``pin`` keeps that object, so it is not reused)
+    version: str  # what it holds (``runs.dataset_version``: a hash of its content)
     question: str | tuple[str, str]  # the question's id; for any other question (an edit) its id and content hash
     model: str
     api_base: str | None
@@ -30,7 +30,6 @@ class RunKey:
     evidence_mode: str = "given"
     method_params: str = "{}"  # {method: {parameter: value}} as sorted JSON: frozen and comparable
     chroma_url: str | None = None
-    pin: Any = field(default=None, compare=False, repr=False)
 
     @staticmethod
     def params_text(method_params: dict | None) -> str:

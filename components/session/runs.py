@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from typing import Any
 
@@ -117,14 +118,32 @@ def _question_key(selection: Selection, question: Question | None) -> str | tupl
     return question.id, hashlib.sha256(question.model_dump_json().encode()).hexdigest()[:16]
 
 
+_VERSIONS: OrderedDict[int, tuple[Dataset, str]] = OrderedDict()  # id -> (the object, held so its id stays its own)
+_VERSIONS_LOCK = threading.Lock()
+
+
+def dataset_version(dataset: Dataset) -> str:
+    """A hash of what ``dataset`` holds, computed once per loaded object: a file loaded again unchanged (the loader
+    keeps a few datasets, and may have let this one go) keeps its results; a file that changed does not."""
+    with _VERSIONS_LOCK:
+        if (found := _VERSIONS.get(id(dataset))) is not None and found[0] is dataset:
+            _VERSIONS.move_to_end(id(dataset))
+            return found[1]
+    version = hashlib.sha256(dataset.model_dump_json().encode()).hexdigest()[:16]
+    with _VERSIONS_LOCK:
+        _VERSIONS[id(dataset)] = (dataset, version)
+        while len(_VERSIONS) > 16:
+            _VERSIONS.popitem(last=False)
+    return version
+
+
 def run_key(selection: Selection, methods: list[str] | tuple[str, ...] = (), evidence_mode: str = "given",
             method_params: dict | None = None, question: Question | None = None) -> RunKey:
     """The run of ``methods`` on the selected question (or ``question``) with these settings."""
-    return RunKey(dataset=str(selection.dataset.path), version=id(selection.dataset),
+    return RunKey(dataset=str(selection.dataset.path), version=dataset_version(selection.dataset),
                   question=_question_key(selection, question), model=selection.model.model,
                   api_base=selection.model.api_base, methods=tuple(methods), evidence_mode=evidence_mode,
-                  method_params=RunKey.params_text(method_params), chroma_url=selection.chroma_url or None,
-                  pin=selection.dataset)
+                  method_params=RunKey.params_text(method_params), chroma_url=selection.chroma_url or None)
 
 
 def results() -> Results:
@@ -152,7 +171,8 @@ def replayed(selection: Selection, methods: list[str], **settings) -> dict[str, 
     misses = st.session_state.setdefault(REPLAY_MISSES, set())
     if k in misses:
         return None
-    found = runner(selection, replay=True, **settings).run(selection.question, methods)
+    question = settings.pop("question", None) or selection.question
+    found = runner(selection, replay=True, **settings).run(question, methods)
     if any(r.error for r in found.values()):
         misses.add(k)
         return None

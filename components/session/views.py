@@ -63,7 +63,8 @@ def render_method_page(name: str) -> None:
     if results is None:  # in flight (it goes on in the background whatever the user clicks), or not run yet
         st.stop()
     result = results[name]
-    if result.error or not isinstance(result.trace, spec.trace):
+    kind = spec.trace.model_fields["kind"].default  # by kind, not class: a re-imported trace module is the same
+    if result.error or result.trace is None or result.trace.kind != kind:
         model = next((c.model for c in result.calls if c.error), None)
         render_failure(st, f"{spec.title} failed on this question:", result.error, model=model, missing=view.missing)
         if result.calls:

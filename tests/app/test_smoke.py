@@ -29,6 +29,18 @@ def test_every_page_is_wired_into_navigation():
     assert sorted(files) == PAGES
 
 
+def test_the_menu_groups_the_views_as_the_user_thinks():
+    """Every view is under one of the four sections, the method views in their menu order (the two views of evidence
+    from many documents first), a method without a view of its own on the generic page."""
+    from components.views import SECTIONS, views
+
+    every = views()
+    assert [v.section for v in every] == sorted((v.section for v in every), key=SECTIONS.index)
+    assert [v.url_path for v in every if v.section == "Methods"] == ["sources", "debate", "astute", "counterfactual",
+                                                                     "bridge"]
+    assert next(v for v in every if v.default).url_path == "inspect"
+
+
 def test_every_page_url_is_its_file_name():
     """A fresh server answers its first request in Streamlit's pages/ folder mode, where a page's URL is its file
     name; only then does app.py's navigation take over. A page whose url_path differs from its file name would

@@ -116,5 +116,5 @@ def cf_probability(fields: Fields) -> str:
     return f"Probability: {p:.2f}"
 
 
-HANDLERS = register_handlers({"cf_answer": cf_answer, "cf_quality": cf_quality, "cf_usage": cf_usage, "cf_judge": cf_judge,
-                            "cf_probability": cf_probability})
+HANDLERS = register_handlers({"cf_answer": cf_answer, "cf_quality": cf_quality, "cf_usage": cf_usage,
+                              "cf_judge": cf_judge, "cf_probability": cf_probability})

@@ -12,8 +12,8 @@ Agent rule (``debate_turn``). An agent speaks only for its own document, which i
 * round 1 (or no history) -> the document's answer, explained by its supporting sentence;
 * later rounds -> it keeps its answer when at least one other agent agrees (two or more agents back it:
   the answer stays alive, which is how ambiguous questions keep several answers). A lone answer switches
-  to the largest different answer backed by at least two other agents *about the same entity* (docs/methods/madam.md §9:
-  "outnumbered for the same entity"), saying why; an answer about a different entity is kept.
+  to the largest different answer backed by at least two other agents *about the same entity*
+  (docs/methods/madam.md §9), saying why; an answer about a different entity is kept.
   Aggregator lines in the history (``history_mode="aggregator"``) count as two votes for each listed
   answer, with an unknown entity.
 

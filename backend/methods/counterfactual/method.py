@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from backend.methods.base import Method, Outcome, RunContext, gather_all
 from backend.methods.counterfactual import prompts
-from backend.methods.counterfactual.parse import (THRESHOLD, judge, parse_keep_discard, parse_probability,
+from backend.methods.counterfactual.parse import (THRESHOLD, _rouge, judge, parse_keep_discard, parse_probability,
                                                   parse_reply)
 from backend.schema import (CFBranch, CFFusion, CFPassage, CFReply, CFRound, CounterfactualTrace, LLMCall,
                             Question)
@@ -176,7 +176,7 @@ def reason(trace: CounterfactualTrace) -> str:
 
 SPEC = register(MethodSpec(
     CounterfactualRAG, CounterfactualTrace, title="Counterfactual prompting (RC-RAG)", color="#6d4c41", order=40,
-    quick=True, selective=True,
+    quick=True, selective=True, warm=_rouge,  # ROUGE-L's rouge_score + nltk, for the answer match
     description="asks what the answer would be if the passages were poor or misused, and abstains when the "
                 "answer does not survive",
     tasks=(TaskSpec("cf_answer", ("passages",), lambda text, passages, **_: parse_reply(text, len(passages)),
