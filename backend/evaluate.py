@@ -111,7 +111,12 @@ def read_rows(path: str | Path) -> tuple[list[dict[str, Any]], list[str]]:
 def load_results(path: str | Path) -> tuple[dict[Pair, MethodResult], list[str]]:
     """``{(question id, method): MethodResult}`` from a results file (the last row of a pair wins: a re-run
     supersedes an error row) and notes on anything that could not be read."""
-    rows, notes = read_rows(path)
+    return results_of(*read_rows(path), path)
+
+
+def results_of(rows: list[dict[str, Any]], notes: list[str],
+               path: str | Path) -> tuple[dict[Pair, MethodResult], list[str]]:
+    """``load_results`` of rows already read (``read_rows``): each pair's newest ``MethodResult``; ``notes`` grows."""
     out: dict[Pair, MethodResult] = {}
     for row in rows:
         try:
@@ -371,5 +376,5 @@ def summarize(dataset: Dataset, results: dict[Pair, MethodResult], methods: list
             "gold": gold or {"from": "dataset"}}
 
 
-__all__ = ["answer_question", "append_row", "evaluate", "folder_lock", "refuse_existing", "run_pairs", "write_json", "load_results", "read_rows",
-           "repair_tail", "summarize", "local_engine", "Engine", "EvaluationError", "RESULTS", "SUMMARY"]
+__all__ = ["answer_question", "append_row", "evaluate", "folder_lock", "refuse_existing", "run_pairs", "write_json",
+           "load_results", "read_rows", "results_of", "repair_tail", "summarize", "local_engine", "Engine", "EvaluationError", "RESULTS", "SUMMARY"]

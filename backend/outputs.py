@@ -28,7 +28,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from backend.evaluate import RESULTS, SUMMARY, load_results, read_rows, summarize
+from backend.evaluate import RESULTS, SUMMARY, load_results, read_rows, results_of, summarize
 from backend.methods import METHODS
 from backend.report.text import plural
 from backend.schema import Dataset, MethodResult, Question
@@ -129,8 +129,8 @@ def _read(path: str | Path) -> Results:
     """The rows of a results file; ``ResultsError`` when it has none (or none that is a row of ``evaluate``)."""
     p = results_path(path)
     try:
-        results, notes = load_results(p)
-        rows, _ = read_rows(p)
+        rows, notes = read_rows(p)  # once: a results file holds every call of every pair
+        results, notes = results_of(rows, notes, p)
     except (OSError, UnicodeDecodeError) as err:
         raise ResultsError(f"{p}: cannot be read ({err})") from err
     if not results:

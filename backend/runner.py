@@ -70,6 +70,8 @@ class Runner:
     _prepared: dict[tuple[str, str], tuple[BaseModel, Preparation]] = field(default_factory=dict, init=False)
     _retriever_lock: threading.Lock = field(default_factory=threading.Lock, init=False)
     _keys: dict[str, str | None] = field(default_factory=dict, init=False)
+    #: why a method's preparation failed in the last ``prepare_all``: its runs report it instead of trying again
+    _failed: dict[str, str] = field(default_factory=dict, init=False)
     _ids: frozenset[str] | None = None
 
     def __post_init__(self) -> None:
@@ -199,21 +201,28 @@ class Runner:
         method after another, before a run or a batch; a preparation that searches the retrieval index syncs the
         index first, as its own stage. ``on_progress(stage, done, total, unit)`` follows each stage. Callers that
         need the same artefact at once compute it once (the others wait and share it). Returns, per method whose
-        preparation failed, why (the run reports it as that method's error; the other methods still prepare)."""
+        preparation failed, why: every run of that method until the next ``prepare_all`` reports it as the method's
+        error instead of trying again (one failed stage 1, not one per question of a batch); the other methods still
+        prepare."""
         failures: dict[str, str] = {}
 
         def stage(label: str, unit: str) -> Progress | None:
             return None if on_progress is None else lambda done, total: on_progress(label, done, total, unit)
 
         for name in dict.fromkeys(names):
+            self._failed.pop(name, None)  # a new run or batch tries again
             try:
                 if self.prepare_key(name) is None or self.prepared(name) is not None:
                     continue
                 if self.needs_index(name):
                     self.retriever().build(on_progress=stage(INDEX_STAGE, "document"))
-                self.prepare(name, on_progress=stage(self.method(name).prepare_label, "call"))
             except Exception as err:  # noqa: BLE001 - this method's failure; the others still prepare
                 failures[name] = str(err)
+                continue
+            try:
+                self.prepare(name, on_progress=stage(self.method(name).prepare_label, "call"))
+            except Exception as err:  # noqa: BLE001 - as above; its runs report it
+                failures[name] = self._failed[name] = str(err)
         return failures
 
     async def _compute(self, name: str, key: str, on_progress: Progress | None) -> BaseModel:
@@ -262,6 +271,8 @@ class Runner:
     async def _run_one(self, name: str, q: Question, edited: tuple[Question, str] | None = None) -> MethodResult:
         method, started = self.method(name), time.time()
         try:
+            if name in self._failed:  # failed in this batch's ``prepare_all``: not tried again per question
+                raise RuntimeError(self._failed[name])
             artefact = await self.aprepare(name)
         except Exception as err:  # noqa: BLE001 - reported as this method's error; the others still run
             return MethodResult(method=name, question_id=q.id, params=method.params(),

@@ -13,7 +13,7 @@ from backend.data import load_dataset
 from backend.evaluate import evaluate, load_results, summarize
 from backend.llm.providers import scripted
 from backend.outputs import (AttackError, Evaluation, ResultsError, find_attacks, find_runs, method_order,
-                             open_attack, open_evaluation, read_results, read_summary, rows_written)
+                             open_attack, open_evaluation, read_results, rows_written)
 from backend.schema.summary import AttackSettings, AttackSummary, MethodSummary, Summary
 from backend.whatif.campaign import attack_dataset
 from tests.test_evaluate import QUESTIONS, _runner, _script

@@ -240,6 +240,12 @@ def test_prepare_all_returns_each_failure_and_leaves_the_run_to_report_it(toy, m
     runner = Runner(toy, llm=LLMConfig(cache_mode="off"))
     assert runner.prepare_all([Prepared.name, "no_rag"]) == {Prepared.name: "no luck"}
     assert runner.run(toy.questions[0], [Prepared.name])[Prepared.name].error == "toy preparation failed: no luck"
+    for q in toy.questions:  # a batch after its failed preparation: each question reports it, none tries again
+        assert runner.run(q, [Prepared.name])[Prepared.name].error == "toy preparation failed: no luck"
+    assert Prepared.computed == 1
+    monkeypatch.setattr(Prepared, "fail", False)
+    assert runner.prepare_all([Prepared.name]) == {} and Prepared.computed == 2  # the next batch tries again
+    assert runner.run(toy.questions[0], [Prepared.name])[Prepared.name].answers == ["3"]
 
 
 def test_a_replay_never_waits_on_a_live_preparation(toy, tmp_path, monkeypatch):

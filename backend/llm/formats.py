@@ -24,14 +24,11 @@ from backend.answers import IDK, is_idk  # noqa: F401 - re-exported: readers and
 T = TypeVar("T")
 
 
-
 @dataclass(frozen=True)
 class Parsed(Generic[T]):
     value: T
     ok: bool = True
     note: str | None = None
-
-
 
 
 def _clean(text: str) -> str:

@@ -206,13 +206,8 @@ def prepare(job: Job, run: Runner, methods: list[str]) -> dict[str, str]:
 def _run_work(run: Runner, question: Question, methods: list[str]) -> Callable[[Job], None]:
     def work(job: Job) -> None:
         build_index_ahead(run, methods)
-        failed = prepare(job, run, methods)  # dataset-level work first; a failure is that method's, as the runner
-        for name, why in failed.items():     # reports it, and the method is not run
-            method = run.method(name)
-            job.add(MethodResult(method=name, question_id=question.id, params=method.params(),
-                                 error=f"{method.prepare_label} failed: {why}"))
-        if ready := [m for m in methods if m not in failed]:
-            run.run(question, ready, on_result=job.add)
+        prepare(job, run, methods)  # dataset-level work first; the run reports a failed one as that method's error
+        run.run(question, methods, on_result=job.add)
     return work
 
 

@@ -6,7 +6,6 @@ from typing import Literal
 
 from pydantic import Field
 
-from backend.schema.base import StrictModel
 from backend.schema.trace import Trace
 
 
