@@ -46,8 +46,16 @@ def _cmd_build_sample(args: argparse.Namespace) -> int:
 
 def _add_model_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", default="offline/reader",
-                   help="any litellm model string (default: offline/reader, the built-in heuristic reader)")
+                   help="any litellm model string (default: offline/reader, the built-in heuristic reader; "
+                        "offline/chatty: the same replies dressed as chat models write them)")
     p.add_argument("--api-base", default=None, help="e.g. http://localhost:11434 for Ollama")
+    p.add_argument("--structured-output", action="store_true",
+                   help="ask each task for its JSON schema where the model supports JSON-schema responses (litellm's "
+                        "model map; an openai/ model with --api-base); default: the papers' reply formats")
+    p.add_argument("--price", default=None, metavar="IN,OUT",
+                   help="US dollars per million prompt and completion tokens for --model, when litellm's model price "
+                        "map does not list it (a self-hosted or proxied model): used by the estimate, the recorded "
+                        "costs and --max-cost, e.g. 2.50,10")
     p.add_argument("--cache-dir", default=None, help="model-call cache and retrieval index (default: per-user)")
     p.add_argument("--chroma-url", default=os.environ.get(CHROMA_URL_ENV) or None, metavar="URL",
                    help="a chroma server (`chroma run`) holding the retrieval index, e.g. http://127.0.0.1:8000 "
@@ -64,11 +72,85 @@ def _runner(args: argparse.Namespace, ds, method_params: dict | None = None):
 
     if args.cache_dir:
         os.environ["CONFLICTLENS_CACHE_DIR"] = args.cache_dir  # the retrieval index follows the cache
-    cfg = LLMConfig(model=args.model, api_base=args.api_base, cache_mode=args.cache_mode, timeout_s=args.timeout,
+    if getattr(args, "price", None):
+        _register_price(args.model, args.price)
+    cfg = LLMConfig(model=args.model, api_base=args.api_base, structured_output=args.structured_output,
+                    cache_mode=args.cache_mode, timeout_s=args.timeout,
                     num_retries=args.retries, concurrency=args.concurrency)
+    if cfg.structured_output and not cfg.structured:  # the run goes on, in the papers' formats
+        from backend.llm.structured import unsupported_note
+
+        print(f"warning: {unsupported_note(cfg.model)}", file=sys.stderr)
     cache = default_cache(args.cache_dir) if args.cache_mode != "off" else None
     return Runner(ds, llm=cfg, cache=cache, evidence_mode=args.evidence, method_params=method_params or {},
                   chroma_url=args.chroma_url)
+
+
+def _add_cost_args(p: argparse.ArgumentParser, max_cost_help: str) -> None:
+    p.add_argument("--yes", action="store_true",
+                   help="send without asking, whatever the estimate printed before the run says")
+    p.add_argument("--max-cost", type=float, default=None, metavar="USD", help=max_cost_help)
+    p.add_argument("--dry-run", action="store_true", help="print the estimate (calls, tokens, price) and send nothing")
+
+
+def _cost_gate(args: argparse.Namespace, runner, questions, names: list[str], stops_at_limit: bool = False,
+               done: frozenset = frozenset()) -> int | None:
+    """Before anything is sent to a hosted model: print the estimate (``backend.cost``) and go, ask (at a terminal)
+    or refuse (``cost.gate``); an exit code to stop with, or None to go on. The offline model costs nothing: silent."""
+    from backend.cost import estimate_run, gate
+    from backend.llm.pricing import is_free
+
+    if is_free(runner.llm.model) and not args.dry_run:
+        return None
+    if args.max_cost is not None and args.max_cost < 0:
+        print("error: --max-cost must be at least 0", file=sys.stderr)
+        return 2
+    estimate = estimate_run(runner, questions, names, done=done)
+    if args.dry_run:
+        print("\n".join(estimate.lines()))
+        return 0
+    for line in estimate.lines():
+        print(line, file=sys.stderr)
+    action, why = gate(estimate, yes=args.yes, max_cost=args.max_cost, interactive=sys.stdin.isatty(),
+                       stops_at_limit=stops_at_limit)
+    if action == "ask":
+        try:
+            answer = input(f"{why} [y/N] ")
+        except EOFError:
+            answer = ""
+        if answer.strip().lower() not in ("y", "yes"):
+            print("not sent", file=sys.stderr)
+            return 1
+    elif action == "refuse":
+        print(f"error: {why}", file=sys.stderr)
+        return 2
+    elif why:
+        print(f"note: {why}", file=sys.stderr)
+    return None
+
+
+def _register_price(model: str, given: str) -> None:
+    """``--price IN,OUT`` (US dollars per million tokens) into litellm's price map for ``model``, for this process."""
+    try:
+        prompt, completion = (float(x) for x in given.split(","))
+        if prompt < 0 or completion < 0:
+            raise ValueError
+    except ValueError:
+        print(f"error: --price {given!r}: expected two numbers of US dollars per million tokens, e.g. 2.50,10",
+              file=sys.stderr)
+        raise SystemExit(2) from None
+    import logging
+
+    import litellm
+
+    quiet = logging.getLogger("LiteLLM")  # its warning that a custom price has no cache prices is no news here
+    level, quiet.level = quiet.level, logging.ERROR
+    try:
+        litellm.register_model({model: {"input_cost_per_token": prompt / 1e6,
+                                        "output_cost_per_token": completion / 1e6, "mode": "chat",
+                                        "litellm_provider": model.split("/", 1)[0] if "/" in model else "openai"}})
+    finally:
+        quiet.level = level
 
 
 def _load_or_exit(path: str, fmt: str = "auto"):
@@ -126,6 +208,8 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
         print(f"error: {err.args[0] if err.args else err}", file=sys.stderr)
         return 2
     runner = _runner(args, ds)
+    if (code := _cost_gate(args, runner, [question], names)) is not None:
+        return code
     _prepare_with_progress(runner, names)
     results = runner.run(question, names)
     if args.html:
@@ -234,6 +318,16 @@ def _batch_methods(args: argparse.Namespace) -> list[str] | None:
     return names
 
 
+def _done_pairs(out: Path, resume: bool, retry_errors: bool) -> frozenset:
+    """The (question id, method) pairs a resumed batch will not run again (its rows; errors too unless retried)."""
+    from backend.evaluate import RESULTS, load_results
+
+    if not resume or not (out / RESULTS).is_file():
+        return frozenset()
+    done, _ = load_results(out / RESULTS)
+    return frozenset(pair for pair, r in done.items() if not (retry_errors and r.error))
+
+
 def _cmd_evaluate(args: argparse.Namespace) -> int:
     """Every method on every question: results.jsonl (one row per pair, safe to kill), summary.json, a table."""
     from backend.evaluate import RESULTS, SUMMARY, EvaluationError, evaluate, local_engine
@@ -263,6 +357,9 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
         questions, gold = _gold_questions(args, ds)
     questions = questions[: args.limit] if args.limit else questions
     runner = _runner(args, ds)
+    if (code := _cost_gate(args, runner, questions, names, stops_at_limit=True,
+                           done=_done_pairs(out, args.resume, args.retry_errors))) is not None:
+        return code
     _prepare_with_progress(runner, names)
     engine = local_engine
     if args.engine == "ray":
@@ -273,7 +370,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     try:
         summary = evaluate(runner, questions, names, out, resume=args.resume, retry_errors=args.retry_errors,
                            concurrency=args.concurrency, on_progress=bars.step("questions", unit="question"),
-                           gold=gold, engine=engine)
+                           gold=gold, engine=engine, max_cost=args.max_cost)
     except EvaluationError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
@@ -281,6 +378,11 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
         bars.close()
     for note in summary["notes"]:
         print(f"note: {note}", file=sys.stderr)
+    if summary.get("cost_usd") is not None:
+        from backend.llm.pricing import usd
+
+        print(f"cost: {usd(summary['cost_usd'])} (the calls of this folder's rows; cache hits cost nothing)",
+              file=sys.stderr)
     from backend.report import print_evaluation
 
     print_evaluation(summary)
@@ -292,7 +394,7 @@ def _cmd_attack(args: argparse.Namespace) -> int:
     """PoisonedRAG-style attacks over a dataset: k passages for a target wrong answer per question; attack success
     rate, accuracy and abstention per method and k."""
     from backend.evaluate import EvaluationError
-    from backend.whatif.campaign import attack_dataset
+    from backend.whatif.campaign import attack_dataset, attacked_questions
 
     try:
         ks = sorted({int(k) for k in args.k.split(",") if k.strip()})
@@ -313,13 +415,18 @@ def _cmd_attack(args: argparse.Namespace) -> int:
     ds = _load_or_exit(args.dataset, args.format)
     questions = ds.questions[: args.limit] if args.limit else ds.questions
     runner = _runner(args, ds)
+    attacked = attacked_questions(ds, questions, ks, args.placement, args.source)[0]
+    if (code := _cost_gate(args, runner, attacked, names, stops_at_limit=True,
+                           done=_done_pairs(Path(args.out), args.resume, args.retry_errors))) is not None:
+        return code
     _prepare_with_progress(runner, names)
     bars = _Bars()
     try:
         summary = attack_dataset(runner, questions, names, args.out, ks=ks, placement=args.placement,
                                  source=args.source, resume=args.resume, retry_errors=args.retry_errors,
                                  concurrency=args.concurrency,
-                                 on_progress=bars.step("attacked questions", unit="question"))
+                                 on_progress=bars.step("attacked questions", unit="question"),
+                                 max_cost=args.max_cost)
     except EvaluationError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
@@ -376,6 +483,13 @@ def _cmd_reliability(args: argparse.Namespace) -> int:
     return 0
 
 
+def _knowledge_paths(given: list[str] | None) -> tuple[str, ...] | None:
+    """--knowledge: None (not given) keeps the bundled datasets' memory; "none" means no memory at all."""
+    if given is None:
+        return None
+    return tuple(p for p in given if p.lower() != "none")
+
+
 def _cmd_serve_model(args: argparse.Namespace) -> int:
     from backend.llm.server import ServerSettings, serve
 
@@ -383,7 +497,8 @@ def _cmd_serve_model(args: argparse.Namespace) -> int:
         settings = ServerSettings(host=args.host or "127.0.0.1", port=args.port, model_name=args.model_name,
                                   latency_ms=args.latency_ms, fail_rate=args.fail_rate, garbage_rate=args.garbage_rate,
                                   hang_rate=args.hang_rate, fail_first=args.fail_first, seed=args.seed,
-                                  hang_s=args.hang_s, reply_text=args.reply_text)
+                                  hang_s=args.hang_s, reply_text=args.reply_text,
+                                  knowledge=_knowledge_paths(args.knowledge))
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
@@ -416,6 +531,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--html", metavar="FILE", help="also write a self-contained HTML report")
     _add_model_args(p)
+    _add_cost_args(p, "refuse to send (exit 2) when the estimate printed before the run is above USD dollars or the "
+                      "model's price is unknown")
     p.set_defaults(func=_cmd_inspect)
 
     p = sub.add_parser("reliability", help="RA-RAG stage 1: estimate source reliability without labels")
@@ -469,6 +586,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--evidence", choices=["given", "retrieve"], default="given")
     p.add_argument("--format", choices=["auto", "project", "ramdocs"], default="auto")
     _add_model_args(p)
+    _add_cost_args(p, "stop cleanly once this run's calls have cost USD dollars: the rows written are kept, the "
+                      "summary says why it stopped, --resume continues (needs a model whose price is known)")
     p.set_defaults(func=_cmd_evaluate)
 
     p = sub.add_parser("attack", help="PoisonedRAG-style attacks over a dataset: per method and k, attack success "
@@ -488,6 +607,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--evidence", choices=["given", "retrieve"], default="given")
     p.add_argument("--format", choices=["auto", "project", "ramdocs"], default="auto")
     _add_model_args(p)
+    _add_cost_args(p, "stop cleanly once this run's calls have cost USD dollars (rows kept, --resume continues)")
     p.set_defaults(func=_cmd_attack)
 
     from backend.labels.cli import add_parser as add_labels_parser
@@ -516,6 +636,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, help="seed of the (deterministic) fault decisions")
     p.add_argument("--reply-text", default=None, metavar="TEXT",
                    help="answer every request (but the faults) with this text instead of the offline model's")
+    p.add_argument("--knowledge", action="append", metavar="DATASET", default=None,
+                   help="the model's memory for requests without task fields: the internal_knowledge of this "
+                        "dataset's questions (repeatable; 'none': no memory; default: the bundled datasets')")
     p.add_argument("--no-warmup", action="store_true", help="do not load the reader before serving")
     p.add_argument("--request-log", metavar="FILE", default=None,
                    help="append one JSON line per chat request as it ends: number, arrival and end times, fault, "

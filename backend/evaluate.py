@@ -31,9 +31,10 @@ from typing import Any
 from filelock import FileLock, Timeout
 from pydantic import ValidationError
 
+from backend.cost import Budget, calls_cost
 from backend.methods import SPECS
 from backend.methods.base import run_sync
-from backend.schema import Dataset, MethodResult, Question
+from backend.schema import Dataset, LLMCall, MethodResult, Question
 from backend.schema.summary import Summary
 from backend.scoring import (accuracy, count_folds, precision_recall_f1, refused, risk_fold, risk_metrics,
                              strict_em)
@@ -45,7 +46,8 @@ LOCK = ".lock"  # held while a run writes the folder (folder_lock)
 Pair = tuple[str, str]                        # (question id, method)
 Progress = Callable[[int, int], None]         # (questions done, questions to run)
 #: Runs the pending questions: ``(runner, work, todo, write, concurrency, on_progress) -> notes``; ``todo[question
-#: id]`` lists the question's pending methods and ``write`` takes each result (once) as it finishes.
+#: id]`` lists the question's pending methods and ``write`` takes each result (once) as it finishes. A run with a cost
+#: limit also passes ``stop=``: a function that turns true once no further question may start.
 Engine = Callable[[Any, list[Question], dict[str, list[str]], Callable[[MethodResult], None], int, Progress | None],
                   list[str]]
 
@@ -148,13 +150,15 @@ async def answer_question(runner, question: Question, methods: list[str],
 
 
 async def _run_local(runner, work: list[Question], todo: dict[str, list[str]], write: Callable[[MethodResult], None],
-                     concurrency: int, on_progress: Progress | None) -> None:
+                     concurrency: int, on_progress: Progress | None, stop: Callable[[], bool] | None = None) -> None:
     slots = asyncio.Semaphore(concurrency)
     finished = 0
 
     async def one_question(q: Question) -> None:
         nonlocal finished
         async with slots:
+            if stop is not None and stop():  # a cost limit reached: no new question starts (those in flight finish)
+                return
             await answer_question(runner, q, todo[q.id], write)  # the loop's one thread writes: no interleaving
         finished += 1
         if on_progress is not None:
@@ -164,17 +168,35 @@ async def _run_local(runner, work: list[Question], todo: dict[str, list[str]], w
 
 
 def local_engine(runner, work: list[Question], todo: dict[str, list[str]], write: Callable[[MethodResult], None],
-                 concurrency: int, on_progress: Progress | None) -> list[str]:
-    """``concurrency`` questions at once in this process."""
-    run_sync(_run_local(runner, work, todo, write, concurrency, on_progress))
+                 concurrency: int, on_progress: Progress | None, stop: Callable[[], bool] | None = None) -> list[str]:
+    """``concurrency`` questions at once in this process; ``stop()`` true: start no further question."""
+    run_sync(_run_local(runner, work, todo, write, concurrency, on_progress, stop))
     return []
+
+
+def spending_limit(runner, max_cost: float | None) -> Budget | None:
+    """The ``Budget`` a batch stops at (``max_cost`` US dollars), None without a limit; ``EvaluationError`` for a limit
+    on a model whose price is unknown (it could never be reached)."""
+    if max_cost is None:
+        return None
+    try:
+        Budget.require_price(runner.llm.model, runner.llm.api_base)
+    except ValueError as err:
+        raise EvaluationError(str(err)) from None
+    return Budget(max_cost)
 
 
 def evaluate(runner, questions: list[Question], methods: list[str], out_dir: str | Path, resume: bool = False,
              retry_errors: bool = False, concurrency: int = 4, on_progress: Progress | None = None,
-             gold: dict[str, Any] | None = None, engine: Engine = local_engine) -> dict[str, Any]:
+             gold: dict[str, Any] | None = None, engine: Engine = local_engine,
+             max_cost: float | None = None) -> dict[str, Any]:
     """Run ``methods`` on ``questions``, append each pair's row to ``out_dir/results.jsonl``, write
     ``out_dir/summary.json`` and return the summary (``summarize``).
+
+    ``max_cost``: a spending limit in US dollars for this run (``backend.cost.Budget``): once the calls written have
+    cost that much, no further question starts; those in flight finish (their calls are being paid for) and their
+    rows are kept, the summary says why it stopped, and ``resume`` continues (with a limit of its own). Needs a
+    model whose price is known.
 
     ``engine``: ``local_engine`` runs ``concurrency`` questions at once in this process;
     ``backend.evaluate_ray.ray_engine(address, workers)`` fans them out to a Ray cluster, ``concurrency`` at once
@@ -185,11 +207,13 @@ def evaluate(runner, questions: list[Question], methods: list[str], out_dir: str
     recorded in the summary. Raises ``EvaluationError`` for an unusable ``out_dir`` or a Ray cluster whose workers
     cannot start."""
     out = Path(out_dir)
+    budget = spending_limit(runner, max_cost)
     with folder_lock(out):
         results, notes = run_pairs(runner, questions, methods, out, resume=resume, retry_errors=retry_errors,
-                                   concurrency=concurrency, on_progress=on_progress, engine=engine)
+                                   concurrency=concurrency, on_progress=on_progress, engine=engine, budget=budget)
         summary = Summary.model_validate(summarize(runner.dataset, results, methods=methods, questions=questions,
-                                                   model=runner.llm.model, notes=notes, gold=gold)).as_dict()
+                                                   model=runner.llm.model, notes=notes, gold=gold,
+                                                   stopped=budget.stopped if budget else None)).as_dict()
         write_json(out / SUMMARY, summary)  # through the model: the file is what backend.outputs reads
     return summary
 
@@ -200,16 +224,17 @@ def write_json(path: Path, data: Any) -> None:
 
 def run_pairs(runner, questions: list[Question], methods: list[str], out: Path, resume: bool = False,
               retry_errors: bool = False, concurrency: int = 4, on_progress: Progress | None = None,
-              engine: Engine = local_engine, extra: Callable[[str], dict[str, Any]] | None = None
-              ) -> tuple[dict[Pair, MethodResult], list[str]]:
+              engine: Engine = local_engine, extra: Callable[[str], dict[str, Any]] | None = None,
+              budget: Budget | None = None) -> tuple[dict[Pair, MethodResult], list[str]]:
     """The resumable part of a run (``evaluate``'s, shared by ``backend.whatif.campaign``): every pending
     (question, method) pair through ``engine``, one row each appended to ``out/results.jsonl``; returns every row's
-    result (old and new) and notes on anything read or repaired. ``extra(question id)``: more fields for each row."""
+    result (old and new) and notes on anything read or repaired. ``extra(question id)``: more fields for each row.
+    ``budget``: charged with each row written; once reached no further question starts (``budget.stopped``)."""
     if concurrency < 1:
         raise EvaluationError("concurrency must be at least 1")
     with folder_lock(out):
         return _run_pending(runner, questions, methods, out, resume, retry_errors, concurrency, on_progress, engine,
-                            extra)
+                            extra, budget)
 
 
 def refuse_existing(out: Path, resume: bool) -> None:
@@ -244,7 +269,8 @@ def folder_lock(out: Path) -> Iterator[None]:
 
 def _run_pending(runner, questions: list[Question], methods: list[str], out: Path, resume: bool, retry_errors: bool,
                  concurrency: int, on_progress: Progress | None, engine: Engine,
-                 extra: Callable[[str], dict[str, Any]] | None) -> tuple[dict[Pair, MethodResult], list[str]]:
+                 extra: Callable[[str], dict[str, Any]] | None,
+                 budget: Budget | None = None) -> tuple[dict[Pair, MethodResult], list[str]]:
     path = out / RESULTS
     dataset, model = runner.dataset.name, runner.llm.model
     notes: list[str] = []
@@ -272,10 +298,17 @@ def _run_pending(runner, questions: list[Question], methods: list[str], out: Pat
         with open(path, "a", encoding="utf-8") as fh:
             def write(result: MethodResult) -> None:
                 append_row(fh, dataset, model, result, **(extra(result.question_id) if extra else {}))
+                if budget is not None:
+                    budget.charge(result)
 
-            notes += engine(runner, work, todo, write, concurrency, on_progress)
+            limit = {"stop": lambda: budget.reached} if budget is not None else {}
+            notes += engine(runner, work, todo, write, concurrency, on_progress, **limit)
     results, load_notes = load_results(path)
     notes += [n for n in load_notes if n not in notes]
+    if budget is not None and budget.reached:
+        left = [q for q in work if any((q.id, m) not in results for m in todo[q.id])]
+        if left:
+            notes.append(budget.stop(len(left)))
     return results, notes
 
 
@@ -287,6 +320,17 @@ def _mean(xs: list[float], digits: int = 4) -> float | None:
 
 def _pct(k: int, n: int) -> float | None:
     return round(100 * k / n, 2) if n else None
+
+
+def format_counts(calls: list[LLMCall]) -> dict[str, Any]:
+    """How the replies were read (``LLMCall.read_status``): ``format_failures``, the percentage of replies the reader
+    could not read (the method then took its paper's default), over the calls with a reply whose read was recorded
+    (None when there is none: rows written before reads were recorded); ``unreadable_calls`` and ``lenient_calls``
+    count them."""
+    read = [c.read_status for c in calls if c.read_status is not None]
+    unreadable = read.count("unreadable")
+    return {"format_failures": _pct(unreadable, len(read)), "unreadable_calls": unreadable,
+            "lenient_calls": read.count("lenient")}
 
 
 def _unanswerable(q: Question) -> bool:
@@ -326,10 +370,12 @@ def _slices(q: Question) -> dict[str, list[str]]:
 
 def summarize(dataset: Dataset, results: dict[Pair, MethodResult], methods: list[str] | None = None,
               questions: list[Question] | None = None, model: str | None = None,
-              notes: list[str] | None = None, gold: dict[str, Any] | None = None) -> dict[str, Any]:
+              notes: list[str] | None = None, gold: dict[str, Any] | None = None,
+              stopped: str | None = None) -> dict[str, Any]:
     """Per method: ``n`` rows, ``missing`` pairs (no row), ``errors``, accuracy / strict EM / precision / recall /
     F1 / refusal rate (percent, over ``scored`` rows: no error, gold answers known), mean calls, tokens and wall
-    time per row, and, for a method that abstained at least once or is ``selective``, RC-RAG's folds and risk
+    time per row, ``format_failures`` (percent of its replies it could not read: ``format_counts``), and, for a
+    method that abstained at least once or is ``selective``, RC-RAG's folds and risk
     metrics (an abstention without a candidate answer is labelled by the ``reference`` method's answer, vanilla
     RAG's, to the same question when there is one);
     ``slices``: the same answer metrics per RAMDocs mix (misinfo / noise / ambiguity / clean), ``meta["scenario"]``
@@ -337,7 +383,11 @@ def summarize(dataset: Dataset, results: dict[Pair, MethodResult], methods: list
 
     ``questions`` (default: the dataset's) and ``methods`` (default: those with rows) fix what was asked for:
     a pair without a row is counted as ``missing``, never left out silently. ``gold``: where the gold answers came
-    from when the questions carry analysts' labels instead of the dataset's (kept as the summary's ``gold``)."""
+    from when the questions carry analysts' labels instead of the dataset's (kept as the summary's ``gold``).
+
+    Cost (``backend.cost.calls_cost``): per method ``cost_usd`` (its calls' known costs: a cache hit costs $0),
+    ``saved_usd`` (what its cache hits saved) and ``cost_unknown_calls``; ``cost_usd`` in total; ``stopped``: why
+    the run stopped before every pair had a row (a cost limit), else None."""
     questions = dataset.questions if questions is None else questions
     if methods is None:
         methods = list(dict.fromkeys(m for _, m in results))
@@ -354,7 +404,8 @@ def summarize(dataset: Dataset, results: dict[Pair, MethodResult], methods: list
                                                              1),
                                  "mean_completion_tokens": _mean([sum(c.completion_tokens for c in r.calls)
                                                                   for _, r in rows], 1),
-                                 "mean_wall_s": _mean([r.wall_s for _, r in rows], 3)}
+                                 "mean_wall_s": _mean([r.wall_s for _, r in rows], 3),
+                                 **format_counts(calls), **calls_cost(calls)}
         if any(r.abstained for _, r in rows if not r.error) or (m in SPECS and SPECS[m].selective):
             ref = None if m == reference else reference  # the keep-every-answer reference labels abstentions
             folds = [risk_fold(r, q, results.get((q.id, ref)) if ref else None) for q, r in rows]
@@ -371,10 +422,12 @@ def summarize(dataset: Dataset, results: dict[Pair, MethodResult], methods: list
         per[m] = entry
     missing = {m: e["missing"] for m, e in per.items() if e["missing"]}
     errors = {m: e["errors"] for m, e in per.items() if e["errors"]}
+    known = [e["cost_usd"] for e in per.values() if e["cost_usd"] is not None]
     return {"dataset": dataset.name, "model": model, "questions": len(questions), "methods": per,
             "missing": missing, "errors": errors, "complete": not missing, "notes": list(notes or []),
-            "gold": gold or {"from": "dataset"}}
+            "gold": gold or {"from": "dataset"}, "cost_usd": round(sum(known), 6) if known else None,
+            "stopped": stopped}
 
 
 __all__ = ["answer_question", "append_row", "evaluate", "folder_lock", "refuse_existing", "run_pairs", "write_json",
-           "load_results", "read_rows", "results_of", "repair_tail", "summarize", "local_engine", "Engine", "EvaluationError", "RESULTS", "SUMMARY"]
+           "load_results", "read_rows", "results_of", "repair_tail", "summarize", "format_counts", "local_engine", "Engine", "EvaluationError", "RESULTS", "SUMMARY"]

@@ -114,15 +114,16 @@ class Worker:
 def ray_engine(address: str | None = None, workers: int | None = None) -> Engine:
     """The engine for ``evaluate(..., engine=...)``: the Ray cluster at ``address`` (default: ``$RAY_ADDRESS``, else
     a local Ray started for the run), ``workers`` workers (default: one per CPU of the cluster)."""
-    def engine(runner, work, todo, write, concurrency, on_progress) -> list[str]:
-        return run_on_ray(runner, work, todo, write, concurrency, on_progress, address=address, workers=workers)
+    def engine(runner, work, todo, write, concurrency, on_progress, stop=None) -> list[str]:
+        return run_on_ray(runner, work, todo, write, concurrency, on_progress, address=address, workers=workers,
+                          stop=stop)
 
     return engine
 
 
 def run_on_ray(runner, work: list[Question], todo: dict[str, list[str]], write: Callable[[MethodResult], None],
                concurrency: int, on_progress: Progress | None, address: str | None = None,
-               workers: int | None = None) -> list[str]:
+               workers: int | None = None, stop: Callable[[], bool] | None = None) -> list[str]:
     """Answer ``work`` (``todo[question id]``: its pending methods) on Ray, ``concurrency`` questions at once per
     worker, calling ``write`` with each result as it comes back; returns notes on questions a worker lost (their
     pairs stay missing: ``--resume`` runs them)."""
@@ -180,9 +181,9 @@ def run_on_ray(runner, work: list[Question], todo: dict[str, list[str]], write: 
             finished += 1
             if on_progress is not None:
                 on_progress(finished, len(work))
-            if queue:
+            if queue and not (stop is not None and stop()):  # a cost limit reached: nothing new starts
                 submit(worker)
-        if queue:
+        if queue and not (stop is not None and stop()):
             notes.append(f"{len(queue)} question(s) not run: no Ray worker was left (--resume runs them)")
     finally:
         for worker in actors:

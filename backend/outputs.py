@@ -174,6 +174,15 @@ def read_summary(path: str | Path) -> Summary:
     return _model_file(Path(path), Summary, ResultsError, "a summary of `evaluate`")
 
 
+def _stopped(path: Path) -> str | None:
+    """Why the run that wrote ``path`` (a summary.json) stopped early (a cost limit), if it did and can be read: the
+    rows alone cannot say it."""
+    try:
+        return read_summary(path).stopped if path.is_file() else None
+    except ResultsError:
+        return None
+
+
 def open_evaluation(path: str | Path, find_dataset: Callable[[str], Dataset | None]) -> Evaluation:
     """A results file (or the folder holding ``results.jsonl``) written by ``evaluate`` (CLI or page), read only.
     The summary is recomputed from the rows when ``find_dataset(name)`` gives the dataset they name (questions: those
@@ -190,7 +199,7 @@ def open_evaluation(path: str | Path, find_dataset: Callable[[str], Dataset | No
         asked = {q for q, _ in read.results}
         questions = [q for q in dataset.questions if q.id in asked]
         summary = summarize(dataset, read.results, methods=read.methods, questions=questions, model=read.model,
-                            notes=notes)
+                            notes=notes, stopped=_stopped(p.parent / SUMMARY))
         return Evaluation(summary=Summary.model_validate(summary), results=read.results, dataset=dataset, path=p,
                           notes=notes)
     if not (p.parent / SUMMARY).is_file():

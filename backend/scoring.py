@@ -1,38 +1,53 @@
 """THE definition of verdicts and metrics: every view, the CLI and batch evaluation score through here.
 
 Ground truth (gold and wrong answers, document labels, true reliabilities) meets method output only in this
-module. Answers are compared after SQuAD normalisation (``backend.answers.normalize``: lower case, no
-punctuation, no articles).
+module. Answers are compared after SQuAD normalisation (``backend.answers.normalize``: lower case, punctuation
+deleted, no articles), so "U.S." is "US" and "3,559" is "3559".
+
+**Which gold or wrong answer a predicted answer names** (``answers.names``; every answer metric, verdict and
+answer kind): the reference equals the answer (also as the same words in another order: "December 21, 1906" for
+"21 December 1906") or is inside it as a whole-word span ("the Chicago Bulls", "born February 17, 1963" for
+"1963"); failing that, the answer is a whole-word span of exactly one reference ("3,559"
+for "3,559 people", "Bulls" for "Chicago Bulls"; "Abingdon" names neither "Abingdon, Illinois" nor "Abingdon,
+Virginia"). Shared words alone never count: the token-F1 ≥ 0.5 rule used before took "Washington Irving" for
+"George Washington" and the look-alike "10,000 people" for "3,559 people".
 
 Metrics of one answer list against a question (the papers' multi-answer metrics, docs/methods/madam.md §3.6,
 §8.7–8.8):
 
-* ``strict_em`` — the paper's exact match: **every** gold answer is among the predicted answers and **no**
-  predicted answer is a wrong (misinformation) answer. Extra answers that are neither gold nor listed as wrong
+* ``strict_em`` — the paper's exact match: **every** gold answer is named by a predicted answer and **no**
+  predicted answer names a wrong (misinformation) answer. Extra answers that are neither gold nor listed as wrong
   do not fail it.
-* ``accuracy`` — at least one predicted answer matches a gold answer (lenient ``answers.matches``: containment or
-  token F1 ≥ 0.5). Wrong answers and missing gold answers are not penalised.
-* ``precision_recall_f1`` — precision = predicted answers matching a gold answer / predicted answers (0 when
-  none), recall = gold answers matched / gold answers, F1 their harmonic mean (0 when both are 0).
+* ``accuracy`` — at least one predicted answer names a gold answer. Wrong answers and missing gold answers are
+  not penalised.
+* ``precision_recall_f1`` — precision = predicted answers naming a gold answer / predicted answers (0 when
+  none), recall = gold answers named / gold answers, F1 their harmonic mean (0 when both are 0).
 
 What is predicted: unknowns ("I don't know", "unknown", blanks) are dropped and duplicates (after
-normalisation) kept once. Matching in the strict metrics is ``answers.contains_match`` — normalised equality or
-word-sequence containment either way, without the token-F1 rule (F1 would make "3,559 people" match the wrong
-answer "10,000 people").
+normalisation) kept once.
 
 **Which wrong answers count.** A listed wrong answer that equals, contains or is contained in a gold answer
-(``contains_match``) is dropped from the wrong list before scoring: under containment matching such an answer
-cannot be told apart from the gold answer it overlaps, so predicting it already counts as predicting that gold
-answer. (Under ``exact_match``, RA-RAG's EM taxonomy, only a wrong answer identical to a gold one is dropped.) In the bundled ``ramdocs_dev`` this affects 4 questions (5 pairs: "Hindi", "Division III" and
-"Infantry Regiment" listed as both gold and wrong, and the wrong "Girls" inside the gold "All-girls"); the other
-bundled datasets have none. Every other listed wrong answer counts, wherever it appears among the predicted
-answers.
+(``answers.contains_match``) is dropped from the wrong list before scoring: such an answer cannot be told apart
+from the gold answer it overlaps, so predicting it already counts as predicting that gold answer. (Under
+``exact_match``, RA-RAG's EM taxonomy, only a wrong answer identical to a gold one is dropped.) In the bundled
+``ramdocs_dev`` this affects 3 questions ("Hindi", "Division III" and "Infantry Regiment" listed as both gold and
+wrong); the other bundled datasets have none. Every other listed wrong answer counts, wherever it appears
+among the predicted answers ("Girls" beside the gold "All-girls" counts: normalised, "allgirls" does not hold it).
+
+**RC-RAG's risk folds** label the candidate answer by the released code's rule instead (``risk_fold``,
+``answers.rc_rag_correct``: exact, the raw gold string inside the answer, token F1 > 0.7 or ROUGE-L recall > 0.7,
+" or " golds split), as the paper's benchmark is labelled (docs/methods/counterfactual.md §5.1).
+
+**An answer the method could not read** (``Trace.invalid_answer``: BRIDGE's responder reply with no readable
+option, its spec's P17) is wrong and never an abstention: verdict ``unreadable``, not ``refused`` (so never
+right on a question whose right answer is to abstain), fold UK.
 
 ``verdict`` turns a method's result into the label the dashboard shows: ``correct`` (strict EM and nothing
 else: every predicted answer is a gold answer), ``correct + extras`` (strict EM, but with extra answers that are
 neither gold nor listed as wrong, e.g. "hockey; football" for the gold "Football": the paper's strict EM counts it
 correct, and the verdict says what else was said), ``partly correct`` (accuracy but not strict EM: a gold answer
-among others, or one of several missing), ``wrong``, ``abstained``, ``error``, or ``no gold answers``.
+among others, or one of several missing), ``wrong``, ``unreadable`` (wrong: no readable answer in the reply),
+``abstained``, ``error``, or ``no gold answers``.
 """
 
 from __future__ import annotations
@@ -41,10 +56,10 @@ import math
 from collections.abc import Callable
 from typing import Any, Literal
 
-from backend.answers import contains_match, exact_match, is_idk, matches_any, normalize
+from backend.answers import contains_match, exact_match, is_idk, names, normalize, rc_rag_correct
 from backend.schema import Document, MethodResult, Question, ReliabilityEstimate, Source
 
-Verdict = Literal["correct", "correct + extras", "partly correct", "wrong", "abstained", "error",
+Verdict = Literal["correct", "correct + extras", "partly correct", "wrong", "unreadable", "abstained", "error",
                   "no gold answers"]
 AnswerKind = Literal["gold", "wrong", "other", "unknown"]
 
@@ -60,9 +75,15 @@ def predicted(answers: list[str]) -> list[str]:
     return out
 
 
+def unreadable(result: MethodResult) -> bool:
+    """The method's answer is invalid: its reply held no answer it could read (``Trace.invalid_answer``)."""
+    return result.trace is not None and result.trace.invalid_answer()
+
+
 def refused(result: MethodResult) -> bool:
-    """The method abstained or gave no answer that counts (``predicted``): an abstention for every metric."""
-    return result.abstained or not predicted(result.answers)
+    """The method abstained or gave no answer that counts (``predicted``): an abstention for every metric. An
+    unreadable answer is not an abstention (module docstring)."""
+    return (result.abstained or not predicted(result.answers)) and not unreadable(result)
 
 
 def counted_wrong(gold: list[str], wrong: list[str], match: Callable[[str, str], bool] = contains_match
@@ -71,43 +92,53 @@ def counted_wrong(gold: list[str], wrong: list[str], match: Callable[[str, str],
     return [w for w in wrong if normalize(w) and not any(match(w, g) for g in gold)]
 
 
+def named_gold(answers: list[str], gold: list[str]) -> list[str]:
+    """The gold answers some predicted answer names (``answers.names``)."""
+    hit = {normalize(g) for a in predicted(answers) for g in names(a, gold)}
+    return [g for g in gold if normalize(g) in hit]
+
+
 def strict_em(answers: list[str], gold: list[str], wrong: list[str]) -> bool:
-    """Every gold answer predicted and no counted wrong answer predicted. No gold answers: never correct."""
-    pred = predicted(answers)
+    """Every gold answer named and no counted wrong answer named. No gold answers: never correct."""
     gold = [g for g in gold if normalize(g)]
     if not gold:
         return False
     bad = counted_wrong(gold, wrong)
-    all_gold = all(any(contains_match(p, g) for p in pred) for g in gold)
-    return all_gold and not any(contains_match(p, w) for p in pred for w in bad)
+    return len(named_gold(answers, gold)) == len(gold) and not any(names(p, bad) for p in predicted(answers))
 
 
 def accuracy(answers: list[str], gold: list[str]) -> bool:
-    """At least one predicted answer matches a gold answer (lenient ``answers.matches``)."""
-    return any(matches_any(p, gold) for p in predicted(answers)) if gold else False
+    """At least one predicted answer names a gold answer (``answers.names``)."""
+    return any(names(p, gold) for p in predicted(answers))
 
 
 def precision_recall_f1(answers: list[str], gold: list[str]) -> tuple[float, float, float]:
     pred = predicted(answers)
-    p = sum(any(contains_match(x, g) for g in gold) for x in pred) / len(pred) if pred else 0.0
-    r = sum(any(contains_match(x, g) for x in pred) for g in gold) / len(gold) if gold else 0.0
+    gold = [g for g in gold if normalize(g)]
+    p = sum(bool(names(x, gold)) for x in pred) / len(pred) if pred else 0.0
+    r = len(named_gold(pred, gold)) / len(gold) if gold else 0.0
     return p, r, (2 * p * r / (p + r) if p + r else 0.0)
 
 
 def extra_answers(answers: list[str], gold: list[str]) -> list[str]:
-    """Predicted answers that match no gold answer (``contains_match``)."""
-    return [a for a in predicted(answers) if not any(contains_match(a, g) for g in gold)]
+    """Predicted answers that name no gold answer."""
+    return [a for a in predicted(answers) if not names(a, gold)]
 
 
-def answer_kind(answer: str | None, question: Question, match: Callable[[str, str], bool] = contains_match
+def answer_kind(answer: str | None, question: Question, match: Callable[[str, str], bool] | None = None
                 ) -> AnswerKind:
     """One answer against the question's lists: gold, wrong (a counted wrong answer), other, or unknown.
-    ``match``: ``contains_match`` (default, as the strict metrics) or ``exact_match`` (RA-RAG's EM taxonomy)."""
+    ``match``: None (default) for ``answers.names``, as the answer metrics; ``exact_match`` for RA-RAG's EM
+    taxonomy."""
     if not answer or is_idk(answer) or not normalize(answer):
         return "unknown"
-    if any(match(answer, g) for g in question.gold_answers):
+    gold = question.gold_answers
+    if match is None:
+        bad = counted_wrong(gold, question.wrong_answers)
+        return "gold" if names(answer, gold) else "wrong" if names(answer, bad) else "other"
+    if any(match(answer, g) for g in gold):
         return "gold"
-    if any(match(answer, w) for w in counted_wrong(question.gold_answers, question.wrong_answers, match)):
+    if any(match(answer, w) for w in counted_wrong(gold, question.wrong_answers, match)):
         return "wrong"
     return "other"
 
@@ -116,6 +147,8 @@ def verdict(result: MethodResult, question: Question) -> Verdict:
     """The truth overlay for one method's result (module docstring)."""
     if result.error:
         return "error"
+    if unreadable(result):
+        return "unreadable"
     if result.abstained or not result.answers:
         return "abstained"
     if not question.gold_answers:
@@ -128,10 +161,11 @@ def verdict(result: MethodResult, question: Question) -> Verdict:
 def evaluation(answers: list[str], question: Question) -> dict[str, Any]:
     """Every metric of one answer list, plus what is missing and which predicted answers are wrong."""
     p, r, f1 = precision_recall_f1(answers, question.gold_answers)
+    named = named_gold(answers, question.gold_answers)
     return {"strict_em": strict_em(answers, question.gold_answers, question.wrong_answers),
             "accuracy": accuracy(answers, question.gold_answers),
             "precision": round(p, 3), "recall": round(r, 3), "f1": round(f1, 3),
-            "missing gold": [g for g in question.gold_answers if not any(contains_match(a, g) for a in answers)],
+            "missing gold": [g for g in question.gold_answers if g not in named],
             "included wrong": [a for a in answers if answer_kind(a, question) == "wrong"]}
 
 
@@ -154,22 +188,31 @@ def candidate_answers(result: MethodResult) -> list[str] | None:
     return result.answers
 
 
-def risk_fold(result: MethodResult, question: Question, reference: MethodResult | None = None) -> Fold | None:
-    """Answerable (A: the candidate answer is correct, ``accuracy``) or not (U), kept (K) or discarded (D).
+def answerable(answers: list[str], gold: list[str]) -> bool:
+    """RC-RAG's label of a candidate answer: some answer is correct by the released code's rule
+    (``answers.rc_rag_correct``), not by ``accuracy``'s."""
+    return any(rc_rag_correct(a, gold) for a in predicted(answers))
 
-    RC-RAG labels a question by whether the RAG answer is right (docs/methods/counterfactual.md §5.1). A
-    method that abstains without a candidate answer (RA-RAG, Astute RAG) is labelled by ``reference``'s answer (the keep-everything baseline,
-    vanilla RAG, answering the same question), else not at all (None). None too for errors and questions without
-    gold answers."""
+
+def risk_fold(result: MethodResult, question: Question, reference: MethodResult | None = None) -> Fold | None:
+    """Answerable (A: the candidate answer is correct, ``answerable``) or not (U), kept (K) or discarded (D).
+
+    RC-RAG labels a question by whether the RAG answer is right (docs/methods/counterfactual.md §5.1). A method
+    that abstains without a candidate answer (RA-RAG, Astute RAG) is labelled by ``reference``'s candidate answer
+    (the risk sweep passes RC-RAG's own RAG answer to the same question), else not at all (None). An unreadable
+    answer was given, and is wrong: UK. None too for errors and questions without gold answers."""
     if result.error or not question.gold_answers:
         return None
+    if unreadable(result):
+        return "UK"
     answers = candidate_answers(result)
     if answers is None and reference is not None and not reference.error:
-        answers = reference.answers
+        answers = candidate_answers(reference) or reference.answers   # a reference that refused: U
     if answers is None:
         return None
     kept = not result.abstained and bool(predicted(result.answers))
-    return ("A" if accuracy(answers, question.gold_answers) else "U") + ("K" if kept else "D")  # type: ignore[return-value]
+    label = "A" if answerable(answers, question.gold_answers) else "U"
+    return label + ("K" if kept else "D")  # type: ignore[return-value]
 
 
 def risk_metrics(folds: dict[str, int]) -> dict[str, float | None]:
@@ -228,6 +271,6 @@ def reliability_vs_truth(est: ReliabilityEstimate, truth: list[Source]) -> dict[
             "iterations": est.iterations}
 
 
-__all__ = ["Verdict", "AnswerKind", "predicted", "counted_wrong", "strict_em", "accuracy", "precision_recall_f1",
-           "extra_answers", "answer_kind", "verdict", "evaluation", "doc_kind", "pearson", "reliability_vs_truth",
-           "exact_match"]
+__all__ = ["Verdict", "AnswerKind", "predicted", "unreadable", "refused", "counted_wrong", "named_gold", "strict_em",
+           "accuracy", "precision_recall_f1", "extra_answers", "answer_kind", "verdict", "evaluation", "answerable",
+           "risk_fold", "doc_kind", "pearson", "reliability_vs_truth", "exact_match"]

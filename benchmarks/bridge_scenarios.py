@@ -1,11 +1,15 @@
-"""BRIDGE on the scenarios set: its leaf against the scenario label (FA / FI / FE / RA), its answer accuracy beside
-closed book and vanilla RAG, and its mean calls per question.
+"""BRIDGE on the scenarios set: its leaf against the scenario kind (FA, FI, FE and RA, the last two split into
+evolution and perpetuation), S1 (its scorer's K_int ↔ K_ext similarity) per kind, whose knowledge each method's
+answer follows (``astute_scenarios.behaviour``), answer accuracy beside closed book and vanilla RAG, and BRIDGE's
+mean calls per question.
 
     .venv/bin/python benchmarks/bridge_scenarios.py [--dataset sample_data/scenarios] [--params JSON]
 
 Accuracy as in the paper (docs/methods/bridge.md §6): an RA question (gold "I don't know") is answered correctly
-only by abstaining; any other by a gold answer (``backend.scoring.accuracy``). Scenario labels and gold answers are read
-after the run only. The LAST line printed is one JSON object.
+only by abstaining; any other by a gold answer (``backend.scoring.accuracy``). Scenario labels and gold answers are
+read after the run only. A memory that is a document's passage or its entity-swapped twin (``meta.memory_twin``) is
+counted apart on the S1 line: the scorer barely tells such a pair apart (docs/methods/bridge.md §8.16). This prints
+what happens, it asserts nothing. The LAST line printed is one JSON object.
 """
 
 from __future__ import annotations
@@ -25,31 +29,49 @@ if str(ROOT) not in sys.path:
 
 from backend.llm.formats import is_idk  # noqa: E402
 from backend.schema import MethodResult, Question  # noqa: E402
-from backend.scoring import accuracy  # noqa: E402
+from backend.scoring import accuracy, refused  # noqa: E402
+from benchmarks.astute_scenarios import KINDS, behaviour, behaviour_lines, kind  # noqa: E402
 
 METHODS = ("bridge", "no_rag", "vanilla_rag")
 LEAVES = ("FA", "FI", "FE", "RA")
 
 
 def correct(result: MethodResult, q: Question) -> bool:
-    if all(is_idk(g) for g in q.gold_answers):
-        return not result.error and (result.abstained or not result.answers)
+    if all(is_idk(g) for g in q.gold_answers):   # RA: only a refusal is right; an unreadable reply is not one (P17)
+        return not result.error and refused(result)
     return accuracy(result.answers, q.gold_answers)
 
 
+def s1_stats(questions: list[Question], results: dict[str, dict[str, MethodResult]]) -> dict[str, dict]:
+    """Per scenario kind with a memory: the mean S1 and how many items have S1 > α, over all items and over those
+    whose memory is a document's passage or its twin (``twin``)."""
+    out = {}
+    for k in KINDS:
+        rows = [(q.meta.get("memory_twin"), trace.cycles[0].s1.total, trace.alpha) for q in questions
+                if kind(q) == k and (trace := results[q.id]["bridge"].trace) is not None and trace.cycles
+                and not trace.k_int_idk]
+        if rows:
+            twins = [r for r in rows if r[0]]
+            out[k] = {"n": len(rows), "mean_s1": round(sum(r[1] for r in rows) / len(rows), 3),
+                      "above_alpha": sum(r[1] > r[2] for r in rows), "twins": len(twins),
+                      "twins_above_alpha": sum(r[1] > r[2] for r in twins)}
+    return out
+
+
 def summary(questions: list[Question], results: dict[str, dict[str, MethodResult]]) -> dict:
-    confusion = {s: dict.fromkeys(LEAVES, 0) for s in LEAVES}
+    confusion = {k: dict.fromkeys(LEAVES, 0) for k in KINDS}
     for q in questions:
         trace = results[q.id]["bridge"].trace
-        if trace is not None and q.meta.get("scenario") in confusion:
-            confusion[q.meta["scenario"]][trace.leaf] += 1
+        if trace is not None and kind(q) in confusion:
+            confusion[kind(q)][trace.leaf] += 1
     acc = {m: round(sum(correct(results[q.id][m], q) for q in questions) / len(questions), 4) for m in METHODS}
     per = {s: {m: round(sum(correct(results[q.id][m], q) for q in qs) / len(qs), 4) for m in METHODS}
            for s in LEAVES if (qs := [q for q in questions if q.meta.get("scenario") == s])}
     calls = [len(results[q.id]["bridge"].calls) for q in questions]
     cycles = Counter(len(results[q.id]["bridge"].trace.cycles) - 1 for q in questions
                      if results[q.id]["bridge"].trace is not None)
-    return {"confusion": confusion, "accuracy": acc, "accuracy_by_scenario": per,
+    return {"confusion": confusion, "s1": s1_stats(questions, results), "behaviour": behaviour(questions, results),
+            "accuracy": acc, "accuracy_by_scenario": per,
             "bridge_mean_calls": round(sum(calls) / len(calls), 3),
             "bridge_mean_calls_without_k_int": round(sum(calls) / len(calls) - 1, 3),
             "reflection_cycles": dict(sorted(cycles.items())),
@@ -73,9 +95,14 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     questions, results = run(args.dataset, json.loads(args.params))
     out = summary(questions, results)
-    print("leaf →      " + "".join(f"{leaf:>6}" for leaf in LEAVES))
-    for s, row in out["confusion"].items():
-        print(f"scenario {s}" + "".join(f"{row[leaf]:>6}" for leaf in LEAVES))
+    print(f"{'scenario kind':<16} {'leaf →':>6}" + "".join(f"{leaf:>6}" for leaf in LEAVES)
+          + "   mean S1  S1 > α  (memory twins: S1 > α)")
+    for k, row in out["confusion"].items():
+        s1 = out["s1"].get(k)
+        tail = (f"   {s1['mean_s1']:>7.3f}  {s1['above_alpha']:>2}/{s1['n']:<3}  "
+                f"({s1['twins_above_alpha']}/{s1['twins']})" if s1 else "   no memory")
+        print(f"{k:<16} {'':>6}" + "".join(f"{row[leaf]:>6}" for leaf in LEAVES) + tail)
+    print("\n".join(behaviour_lines(out["behaviour"])))
     print("accuracy:", "  ".join(f"{m} {v:.3f}" for m, v in out["accuracy"].items()))
     print(f"BRIDGE mean calls {out['bridge_mean_calls']} ({out['bridge_mean_calls_without_k_int']} without K_int); "
           f"reflection cycles {out['reflection_cycles']}")

@@ -38,6 +38,7 @@ PLACEMENT_LABELS = {"spread": "spread (each passage its own new source)", "one_s
 OTHER_FOLDER = "another folder…"
 METRICS = {"attack_success_rate": "attack success", "accuracy": "accuracy under attack", "abstention": "abstention"}
 COLUMNS = {"attack_success_rate": "attack success %", "accuracy": "accuracy %", "abstention": "abstention %"}
+FORMAT_FAILURES = "format failures %"
 #: The settings an earlier attack must share with the one asked for to be resumed (``attack.json``'s keys; the
 #: methods are not among them: a resume with other methods runs the rows those lack).
 RESUME_KEYS = ("dataset", "model", "ks", "placement", "source", "questions")
@@ -89,10 +90,11 @@ def _entries(summary: AttackSummary):
 
 def summary_frame(summary: AttackSummary) -> pd.DataFrame:
     """One row per method and k (methods in the registry's order, k numerically): the three rates (percent, None
-    where nothing could be scored), n (rows without error), errors and rows not run yet."""
+    where nothing could be scored), n (rows without error), errors, rows not run yet, and the percentage of replies
+    the method could not read (``format failures %``; it took its paper's default for them)."""
     rows = [{"method": m, "k": k, **{COLUMNS[r]: getattr(e, r) for r in METRICS}, "n": e.n, "errors": e.errors,
-             "missing": e.missing} for m, k, e in _entries(summary)]
-    return pd.DataFrame(rows, columns=["method", "k", *COLUMNS.values(), "n", "errors", "missing"])
+             "missing": e.missing, FORMAT_FAILURES: e.format_failures} for m, k, e in _entries(summary)]
+    return pd.DataFrame(rows, columns=["method", "k", *COLUMNS.values(), "n", "errors", "missing", FORMAT_FAILURES])
 
 
 def clean_documents_frame(summary: AttackSummary, k: int) -> pd.DataFrame:
@@ -280,7 +282,10 @@ def render_attack(st, attack: AttackResult, page: str) -> None:
     if frame["errors"].sum():
         st.warning(f"{plural(int(frame['errors'].sum()), 'row')} ended in an error (left out of the rates; "
                    "`python -m backend attack --resume --retry-errors` runs them again).")
-    percent = {c: st.column_config.NumberColumn(c, format="%.1f") for c in COLUMNS.values()}
+    if unread := sum(e.unreadable_calls for _, _, e in _entries(attack.summary)):
+        st.warning(f"{plural(unread, 'reply', 'replies')} {'was' if unread == 1 else 'were'} not in the expected "
+                   f"format (format failures % per method and k): for those the method used its paper's default.")
+    percent = {c: st.column_config.NumberColumn(c, format="%.1f") for c in [*COLUMNS.values(), FORMAT_FAILURES]}
     st.dataframe(frame, hide_index=True, column_config=percent, height=min(800, 38 + 35 * len(frame)))
     st.caption("Rates in percent over the rows without error (n). Attack success: the method's answers include "
                "the target wrong answer; accuracy: they include a gold answer; abstention: the method abstained or "

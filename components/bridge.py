@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from backend.answer_text import mentions
 from backend.answers import normalize
 from backend.llm.formats import is_idk
 from backend.methods.bridge import LEAF_KNOWLEDGE, decide
@@ -154,6 +155,39 @@ def truth_facts(trace: BridgeTrace, question: Question) -> dict:
             "gold": f"{gold[0]}. {gold[1]}" if gold else ("; ".join(question.gold_answers) or NONE),
             "leaf_matches": None if scenario not in SCENARIO_WORDS else trace.leaf == scenario,
             "correct": correct}
+
+
+def scorer_blind_spots(trace: BridgeTrace, question: Question) -> list[str]:
+    """Ground truth (the truth overlay only): each K_ext document whose label states another answer than the memory
+    (K_int) while the Knowledge Scorer rates K_int and K_ext as agreeing (S1 > α), said plainly. An answer swap barely
+    moves the scorer's similarity (docs/methods/bridge.md §8.16): the method cannot know, the page can. The memory's
+    answer is the first of the question's gold, wrong and document answers that K_int states; none, no note."""
+    if trace.k_int_idk or not trace.k_int or not trace.cycles or trace.cycles[0].s1.total <= trace.alpha:
+        return []
+    s1 = trace.cycles[0].s1.total
+    docs = {d.id: d for d in question.documents}
+    stated = [d for i in trace.k_ext_ids if (d := docs.get(i)) is not None and d.label and d.label.answer]
+    known = [*question.gold_answers, *question.wrong_answers, *(d.label.answer for d in stated)]
+    memory = next((a for a in known if not is_idk(a) and mentions(trace.k_int, a)), None)
+    if memory is None:
+        return []
+    gold = {normalize(g) for g in question.gold_answers}
+    held = f", K_ext holding {', '.join(trace.k_ext_ids)}" if len(trace.k_ext_ids) > 1 else ""
+    score = f"S1 = {s1:.{2 if round(s1, 2) > trace.alpha else 3}f} > α = {trace.alpha:g}"   # never "0.50 > 0.5"
+    notes = []
+    for d in stated:
+        if mentions(trace.k_int, d.label.answer):
+            continue
+        if d.label.type == "misinfo":
+            what = (f"the misinformation passage {d.id} (it says “{d.label.answer}”) from the memory it "
+                    f"contradicts (it says “{memory}”)")
+        elif normalize(memory) not in gold:
+            what = (f"the memory (it says “{memory}”, a wrong answer) from the passage {d.id} it contradicts "
+                    f"(it says “{d.label.answer}”)")
+        else:
+            continue
+        notes.append(f"BRIDGE's similarity scorer cannot tell {what}: {score}{held}, so it rates them as agreeing.")
+    return notes
 
 
 # --- Step 1: the soft bias -----------------------------------------------------------------------------------
@@ -550,6 +584,13 @@ def render_header(st, trace: BridgeTrace, question: Question, calls: Sequence[LL
             st.dataframe(calls_frame(calls), hide_index=True)
     if show_truth:
         render_truth(st, trace, question)
+        render_blind_spots(st, trace, question)
+
+
+def render_blind_spots(st, trace: BridgeTrace, question: Question) -> None:
+    """Beside the truth overlay's "leaf differs from the scenario": why S1 could not see the conflict."""
+    for note in scorer_blind_spots(trace, question):
+        st.warning(md(note), icon=":material/visibility_off:")
 
 
 def render_truth(st, trace: BridgeTrace, question: Question) -> None:

@@ -19,6 +19,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from backend.llm.pricing import is_free, usd
 from backend.outputs import Evaluation
 from backend.report.compare import agree
 from backend.report.layout import (AXIS_TITLE_PX, count_axis, every_category, legend_above, no_data,
@@ -26,7 +27,7 @@ from backend.report.layout import (AXIS_TITLE_PX, count_axis, every_category, le
 from backend.report.palette import VERDICT_COLORS, method_color
 from backend.report.text import plural
 from backend.schema import Dataset, MethodResult
-from backend.schema.summary import Summary
+from backend.schema.summary import MethodSummary, Summary
 from backend.scoring import predicted, verdict
 
 Pair = tuple[str, str]
@@ -74,7 +75,8 @@ def summary_frame(summary: Summary) -> pd.DataFrame:
                      "risk % ↓": _pct(risk.risk) if risk else NOT_APPLICABLE,
                      "coverage %": _pct(risk.coverage) if risk else NOT_APPLICABLE,
                      "calls / q": _pct(m.mean_calls, 2), "tokens / q": _pct(m.mean_tokens, 0),
-                     "wall s / q": _pct(m.mean_wall_s, 2)})
+                     "wall s / q": _pct(m.mean_wall_s, 2), "format failures %": _pct(m.format_failures),
+                     "cost": cost_of(m, summary.model)})
     frame = pd.DataFrame(rows)
     if not frame.empty:  # columns that say nothing here: every row scored, nothing missing
         if (frame["scored"] == frame["n"]).all():
@@ -82,6 +84,28 @@ def summary_frame(summary: Summary) -> pd.DataFrame:
         if (frame["missing"] == 0).all():
             frame = frame.drop(columns="missing")
     return frame
+
+
+def cost_of(m: MethodSummary, model: str | None) -> str:
+    """A method's cost over the run's rows (``MethodSummary.cost_usd``; cache hits cost $0): "$0" for the offline
+    model, "price unknown" when no call's cost is known, "—" for a summary written before costs were recorded."""
+    if model and is_free(model):
+        return "$0"
+    if m.cost_usd is None:
+        return "price unknown" if m.cost_unknown_calls else NA
+    return usd(m.cost_usd) + (f" + {m.cost_unknown_calls} unpriced calls" if m.cost_unknown_calls else "")
+
+
+def format_warning(summary: Summary) -> str | None:
+    """One line naming the methods with replies their readers could not read (``MethodSummary.format_failures``),
+    or None when every reply was read."""
+    hit = [(name, m) for name, m in summary.methods.items() if m.unreadable_calls]
+    if not hit:
+        return None
+    parts = [f"{name} {plural(m.unreadable_calls, 'reply', 'replies')} ({_pct(m.format_failures)} %)"
+             for name, m in hit]
+    return ("Replies not in the expected format: " + ", ".join(parts) + ". For those the method used its paper's "
+            "default; a question's method page names the default and shows the reply.")
 
 
 def interval_frame(summary: Summary) -> pd.DataFrame:
@@ -356,11 +380,18 @@ def render_summary(st, ev: Evaluation, page: str) -> None:
     if s.errors:
         st.warning("Errors: " + ", ".join(f"{md(m)} {n}" for m, n in s.errors.items())
                    + " (resume with `--resume --retry-errors` to run them again)")
+    if (warning := format_warning(s)) is not None:
+        st.warning(md(warning), icon=":material/warning:")
+    if s.stopped:
+        st.warning(md(s.stopped.capitalize()), icon=":material/payments:")
     st.dataframe(summary_frame(s), hide_index=True)
+    if s.cost_usd is not None:
+        st.caption(f"Cost of these rows' calls: {usd(s.cost_usd)} (litellm's completion cost; cache hits cost $0).")
     st.caption("Percent over the scored rows (no error, gold answers known). Accuracy: a predicted answer matches "
                "a gold answer; strict EM (the papers'): every gold answer and no wrong answer. Risk / coverage "
                "(RC-RAG) for methods that abstain; n/a: nothing to compute it from; —: does not apply. "
-               "Calls, tokens and wall time are means per question.")
+               "Calls, tokens and wall time are means per question. Format failures: the percentage of a method's "
+               "replies its reader could not read (it took its paper's default for them).")
     st.plotly_chart(accuracy_figure(s), key=f"{page}.accuracy")
     for family in slice_families(s):
         st.plotly_chart(slice_figure(s, family), key=f"{page}.slice.{family}")

@@ -24,6 +24,8 @@ def render_column(parent, name: str, result: MethodResult | None, question: Ques
         box.text(column_text(result))  # the cause; what to do and the provider's text are above the columns
     elif result.abstained or not result.answers:
         box.badge("abstained", color="gray")
+    if unread := sum(c.read_status == "unreadable" for c in result.calls):  # the warning above says which default
+        box.badge(f"{plural(unread, 'unreadable reply', 'unreadable replies')}", color="orange")
     for answer in result.answers:
         box.text(answer)
     if show_truth:

@@ -12,7 +12,7 @@ from components.session.state import current_selection, init_page_state, key
 
 PAGE = "calls"
 ensure_navigation()
-init_page_state(PAGE, {"methods": [], "steps": [], "this_question": True})
+init_page_state(PAGE, {"methods": [], "steps": [], "reads": [], "this_question": True})
 st.title("Model calls")
 every = call_log().all()
 selection = current_selection()
@@ -30,10 +30,14 @@ if not calls:
     st.info("No model calls yet for this question in this session. Run methods on the Inspect page."
             if every else "No model calls yet in this session. Run methods on the Inspect page.")
 else:
-    filters = st.columns(2)
+    filters = st.columns(3)
     methods = filters[0].multiselect("method", sorted({c.method or "—" for c in calls}), key=key(PAGE, "methods"))
     steps = filters[1].multiselect("step", sorted({c.step for c in calls}), key=key(PAGE, "steps"))
-    frame = view.calls_frame(calls, methods, steps)
+    reads = filters[2].multiselect("read", view.READS, key=key(PAGE, "reads"),
+                                   help="How the method's reader read the reply: exact (the format asked for), lenient "
+                                        "(read with an assumption), unreadable (the method used its default), "
+                                        f"{view.NOT_READ} (no reply).")
+    frame = view.calls_frame(calls, methods, steps, reads)
     st.dataframe(frame, hide_index=True, height=min(400, 40 + 35 * len(frame)))
     chosen = st.selectbox("show call", frame["id"].tolist(), key=key(PAGE, "call"))
     call = next((c for c in calls if c.id == chosen), None)

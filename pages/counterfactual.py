@@ -10,6 +10,7 @@ from backend.methods.counterfactual.risk import risk_sweep
 from backend.report.text import plural
 from components import counterfactual as view
 from components.failures import render_failure, render_failures
+from components.read_status import render_read_status
 from components.safe import md
 from components.session.navigation import ensure_navigation
 from components.session.progress import follow
@@ -42,12 +43,14 @@ result = (run_block(selection, ["counterfactual"], "Asking the counterfactuals",
 if result is not None and (result.error or result.trace is None or result.trace.kind != "counterfactual"):
     render_failure(st, "Counterfactual prompting failed on this question:", result.error, missing="no trace")
 elif result is not None:  # else its progress or the hint to press Run is shown above
+    render_read_status(st, result.calls)  # replies it could not read: the method took its paper's default
     view.render_question(st, result, question, show_truth, PAGE)
 
 st.divider()
 st.header("Over the dataset")
-st.caption("RC-RAG under each fusion strategy beside keeping every answer (vanilla RAG), every question labelled "
-           "answerable (the RAG answer matches a gold answer) or not, and kept or discarded.")
+st.caption("RC-RAG under each fusion strategy beside keeping its every RAG answer, every question labelled "
+           "answerable (its RAG answer matches a gold answer by the released code's rule) or not, and kept or "
+           "discarded.")
 if not any(q.gold_answers for q in ds.questions):
     st.info(f"{md(ds.name)} has no gold answers, so no RAG answer can be labelled right or wrong: risk cannot be "
             "measured here. The question view above still shows each keep / abstain decision.")
@@ -84,8 +87,8 @@ if sweep is None:  # an earlier sweep with the same run settings, of other strat
         st.caption("Showing an earlier sweep with other settings; press Run over the dataset to update it.")
 if sweep is None:
     st.info(f"Press Run over the dataset: {plural(len(questions), 'question')} × "
-            f"{plural(len(strategies) + 1, 'configuration')}, each a cached run (a second sweep costs no model "
-            "calls).")
+            f"{plural(len(strategies), 'configuration')}, each a cached run (a second sweep costs no model "
+            "calls), and keeping every RAG answer as the reference.")
     st.stop()
 failed = [r for by_q in sweep.results.values() for r in by_q.values() if r.error]
 if failed:

@@ -6,6 +6,7 @@ from backend.report.text import plural
 from backend.methods.madam_released import TraceFileError, load_trace_file
 from components import madam as view
 from components.failures import render_failure
+from components.read_status import render_read_status
 from components.safe import md
 from components.session.navigation import ensure_navigation
 from components.session.run_block import PRESS_RUN, run_block
@@ -51,6 +52,7 @@ if result.error or result.trace is None or result.trace.kind != "madam":
     render_failure(st, "MADAM-RAG failed on this question:", result.error, missing="no debate trace")
     st.stop()
 trace = result.trace
+render_read_status(st, result.calls)  # replies the debate could not read: an agent's or the aggregator's default
 show_truth = st.toggle("Show ground truth", key=key(PAGE, "show_truth"),
                        help="Colour answers by gold / wrong and show document labels. Methods never see these.")
 st.text(view.status_line(trace))

@@ -8,12 +8,14 @@ import streamlit as st
 
 from backend import outputs
 from backend.data import bundled_datasets
+from backend.llm.pricing import is_free
 from backend.methods import METHODS
 from components import attack as attack_view
 from components import evaluate as view
 from components.failures import render_failure
 from components.safe import md
 from components.session import attacks, evaluations, resources
+from components.session.cost import confirmed
 from components.session.navigation import ensure_navigation
 from components.session.progress import follow
 from components.session.state import init_page_state, key, require_selection
@@ -24,7 +26,7 @@ TABS = ["Evaluate methods", "Attack a dataset"]
 ATTACK_SOURCES = {"run": "Run an attack", "open": "Open an attack"}
 AVAILABLE = list(METHODS)
 ensure_navigation()
-init_page_state(PAGE, {"source": "run", "methods": AVAILABLE, "limit": 20, "path": "", "filter": "all",
+init_page_state(PAGE, {"source": "run", "methods": AVAILABLE, "limit": 20, "max_cost": 0.0, "path": "", "filter": "all",
                        "tab": TABS[0], "attack_source": "run", "attack_methods": AVAILABLE, "attack_ks": [1, 3, 5],
                        "attack_limit": 20, "attack_placement": "spread", "attack_source_name": "",
                        "attack_path": ""})
@@ -42,12 +44,16 @@ def _attack_run(shown: dict) -> None:
                if choice.ks else None)
     job = attacks.current()
     busy = job is not None and job.running
+    # a hosted model: the estimate over every attacked question, and always a confirmation
+    agreed = not choice.ready or confirmed(selection, choice.methods, PAGE, "attack", always=True,
+                                           questions=attacks.attacked(selection, choice))
     cols = st.columns([1, 5], vertical_alignment="center")
-    if cols[0].button("Run", type="primary", key=key(PAGE, "attack_run"), disabled=busy or not choice.ready):
+    if cols[0].button("Run", type="primary", key=key(PAGE, "attack_run"),
+                      disabled=busy or not choice.ready or not agreed):
         job = attacks.start(selection, **choice.settings())
     if earlier is not None and cols[1].button(
             f"Resume {earlier.name} ({outputs.rows_written(earlier):,} rows written)",
-            key=key(PAGE, "attack_resume"), disabled=busy or not choice.ready,
+            key=key(PAGE, "attack_resume"), disabled=busy or not choice.ready or not agreed,
             help="An earlier attack of this dataset with these settings: run only its missing rows (the methods "
                  "it lacks included), then show it"):
         job = attacks.start(selection, **choice.settings(), resume_from=earlier)
@@ -89,13 +95,19 @@ def _run_now() -> None:
     n = len(ds.questions)
     if st.session_state[key(PAGE, "limit")] > n:
         st.session_state[key(PAGE, "limit")] = n
-    cols = st.columns([7, 2, 1], vertical_alignment="bottom")
+    cols = st.columns([6, 2, 2, 1], vertical_alignment="bottom")
     methods = cols[0].multiselect("methods", AVAILABLE, key=key(PAGE, "methods"))
     limit = cols[1].number_input(f"questions (the first N of {n})", 1, n, step=1, key=key(PAGE, "limit"))
+    max_cost = cols[2].number_input("stop at US$ (0: no limit)", min_value=0.0, step=0.5, format="%.2f",
+                                    key=key(PAGE, "max_cost"), disabled=is_free(selection.model.model),
+                                    help="The run stops cleanly once its calls have cost this much: the rows written "
+                                         "are kept and the summary says why it stopped. Needs a model whose price "
+                                         "litellm's map knows.")
     job = evaluations.current()
     busy = job is not None and job.running
-    if cols[2].button("Run", type="primary", key=key(PAGE, "run"), disabled=busy or not methods):
-        job = evaluations.start(selection, methods, int(limit))
+    agreed = confirmed(selection, methods, PAGE, "evaluate", questions=ds.questions[:int(limit)])
+    if cols[3].button("Run", type="primary", key=key(PAGE, "run"), disabled=busy or not methods or not agreed):
+        job = evaluations.start(selection, methods, int(limit), max_cost=max_cost or None)
     if job is None:
         return
     if job.running:

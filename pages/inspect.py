@@ -11,6 +11,7 @@ from backend.report import compare as view
 from backend.report import report_html
 from components.failures import render_failures
 from components.inspect import render_column
+from components.read_status import render_results_read_status
 from components.session.views import details_page
 from components.safe import md
 from components.session.navigation import ensure_navigation
@@ -48,6 +49,7 @@ if not results:
     st.stop()
 
 render_failures(st, results)  # once per cause, above the columns
+render_results_read_status(st, results)  # replies a method could not read: it took its paper's default
 for column, (name, result) in zip(st.columns(len(results)), results.items()):
     render_column(column, name, result, question, show_truth, details_page(name))
 st.dataframe(view.results_frame(results, question, show_truth), hide_index=True)

@@ -6,6 +6,7 @@ import streamlit as st
 from backend.report.text import plural
 from components import ra_rag as view
 from components.failures import render_failure
+from components.read_status import render_read_status
 from components.safe import md
 from components.session import runs
 from components.session.navigation import ensure_navigation
@@ -70,6 +71,7 @@ if results is None:
     st.info("Press Run RA-RAG: the first run on a dataset estimates source reliability (stage 1) with a progress "
             "bar; results are cached, so re-running costs no model calls.")
 else:
+    render_read_status(st, results["ra_rag"].calls)  # replies RA-RAG could not read: it took its default
     view.render_question(st, results["ra_rag"], ds, question, show_truth, PAGE)
 if est is not None:
     view.render_dataset(st, est, ds, show_truth, PAGE)

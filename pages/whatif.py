@@ -9,15 +9,16 @@ from backend.report.text import plural
 from backend.whatif.attack import ATTACKER_SOURCE, PLACEMENTS, plan_attack, poison
 from backend.whatif.compare import compare_all
 from backend.whatif.edits import is_edited, original_id
-from backend.whatif.influence import estimate_calls, is_free
+from backend.whatif.influence import ablations, estimate_calls
 from components import whatif as view
 from components.safe import md
+from components.session.cost import confirmed
 from components.session.edits import current_edits, edited_question, render_edit_controls, render_edit_list
 from components.session.navigation import ensure_navigation
 from components.session.progress import follow
 from components.session.run_block import run_block
-from components.session.runs import (cached_results, influence_done, influencing, llm_config, running,
-                                     start_influence, start_run)
+from components.session.runs import (cached_results, influence_done, influencing, running, start_influence,
+                                     start_run)
 from components.session.state import init_page_state, key, require_selection
 
 PAGE = "whatif"
@@ -83,7 +84,9 @@ if is_edited(edited):
                f"{plural(len(current_edits(selection)), 'edit')}; the dataset is unchanged")
 render_edit_list(selection)
 render_edit_controls(selection, edited, after or before, show_truth)
-if st.button("Re-run on the edited question", type="primary", key=key(PAGE, "rerun"), disabled=not is_edited(edited)):
+rerun_ok = not is_edited(edited) or confirmed(selection, methods, PAGE, "rerun", question=edited)
+if st.button("Re-run on the edited question", type="primary", key=key(PAGE, "rerun"),
+             disabled=not is_edited(edited) or not rerun_ok):
     start_run(selection, methods, settle=0)
     start_run(selection, methods, question=edited)
 if is_edited(edited) and rerun_on(edited, "Re-running"):
@@ -104,9 +107,8 @@ else:
     st.text(f"{plural(len(edited.documents), 'document')} × {plural(len(methods), 'method')}: up to "
             f"{plural(calls, 'model call')} "
             "(an upper bound: calls already in the cache cost nothing).")
-    free = is_free(llm_config(selection))
-    agreed = free or st.checkbox(f"Yes, make up to {plural(calls, 'call')} to {md(selection.model.model)}",
-                                 key=key(PAGE, f"confirm.{edited.id}.{calls}"))
+    # a hosted model: the estimate over every ablated question, and always a confirmation
+    agreed = confirmed(selection, methods, PAGE, f"influence.{edited.id}", always=True, questions=ablations(edited))
     if st.button("Run document influence", key=key(PAGE, "influence"), disabled=not agreed):
         job = start_influence(selection, edited, methods, after)
         st.rerun()
@@ -136,7 +138,8 @@ if placement == "one_source":
     source = cols[2].selectbox("into the source (an existing one is poisoned)", sources,
                                key=key(PAGE, f"attack_source.{edited.id}"))
 attacked = poison(edited, plan, int(k), placement, source)
-if st.button("Run attack", type="primary", key=key(PAGE, "attack")):
+if st.button("Run attack", type="primary", key=key(PAGE, "attack"),
+             disabled=not confirmed(selection, methods, PAGE, "attack", question=attacked)):
     start_run(selection, methods, question=edited, settle=0)  # the question as it is now: usually cached
     start_run(selection, methods, question=attacked)
 if is_edited(edited) and (base_job := running(selection, methods, question=edited)) is not None:

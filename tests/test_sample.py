@@ -13,8 +13,9 @@ import pytest
 from backend.data import load_dataset
 from backend.paths import REPO_ROOT, SAMPLE_DATA
 from backend.sample.build import RAW, build_sample
-from backend.answer_text import mentions, substitute
+from backend.answer_text import mentions, readable, substitute
 from backend.sample.pools import IDK
+from backend.sample.scenarios import is_twin, memory_passage
 
 DATASETS = ("ramdocs_dev", "multisource", "multisource_beta", "scenarios", "poisonedrag_nq")
 
@@ -125,8 +126,6 @@ def test_scenarios(built):
         assert q.gold_answers == ([IDK] if m["scenario"] == "RA" else [m["true_answer"]])
         assert m["temporal"] in ("none", "evolution", "perpetuation")
         assert (q.internal_knowledge is None) == (m["temporal"] == "perpetuation")
-        if q.internal_knowledge:
-            assert m["internal_answer"] in q.internal_knowledge
         first = q.documents[0]
         assert first.source == "external" and first.label.answer == m["external_answer"]
         docs_right = m["external_answer"] == m["true_answer"]
@@ -135,6 +134,47 @@ def test_scenarios(built):
         assert memory_right == (m["scenario"] in ("FA", "FI"))
     cued = [q for q in ds.questions if q.meta["temporal"] == "evolution"]
     assert cued and all(any(w in q.question.lower() for w in ("most recent", "latest", "current")) for q in cued)
+
+
+#: Fragments of the templated memories the scenarios used to carry ("I recall that X is the right reply to …").
+TEMPLATE_FRAGMENTS = ("if memory serves", "i recall", "right reply to", "my stored knowledge", "what i remember",
+                      "as far as i recall", "my knowledge stops", "back in 2021 the answer", "the answer to",
+                      "“", "”")
+
+
+def test_scenario_memories_are_passages_that_state_the_answer_the_scenario_needs(built):
+    """Memory as a model holds it (issue 25 §9): a document-style passage from the pools, no template words, stating
+    the memory's answer (the true one on FA/FI, an outdated one on FE/RA evolution, which then keeps the true one
+    out); ``memory_twin`` says truly whether it is a document's passage or its entity-swapped twin."""
+    ds = load_dataset(built / "scenarios")
+    memories = [q for q in ds.questions if q.internal_knowledge is not None]
+    assert len(memories) == 36
+    for q in memories:
+        m, memory = q.meta, q.internal_knowledge
+        assert not [f for f in TEMPLATE_FRAGMENTS if f in memory.lower()], (q.id, memory)
+        assert q.question.lower().rstrip(" ?") not in memory.lower(), (q.id, memory)   # no quoted question
+        assert readable(memory), (q.id, memory)
+        assert mentions(memory, m["internal_answer"]), (q.id, m["internal_answer"], memory)
+        if m["internal_answer"] != m["true_answer"]:
+            assert not mentions(memory, m["true_answer"], unless=m["internal_answer"]), (q.id, memory)
+        answers = [m["true_answer"], *q.wrong_answers]
+        twin = any(is_twin(memory, d.text, answers) for d in q.documents if d.label.answer)
+        assert m["memory_twin"] == twin, q.id
+    assert 0 < sum(q.meta["memory_twin"] for q in memories) < len(memories)   # both kinds occur
+
+
+def test_a_memory_is_another_passage_than_the_documents_when_the_pool_has_one():
+    right = "Bianca Ryan won the first season of America's Got Talent."
+    swapped = "Vicky Binns won the first season of America's Got Talent."
+    other = "The first season of America's Got Talent was won by Bianca Ryan, a singer from Philadelphia."
+    answers = ["Bianca Ryan", "Vicky Binns"]
+    assert is_twin(right, swapped, answers) and is_twin(swapped, right, answers)
+    assert not is_twin(other, swapped, answers)
+    question = "Who won the first season of America's Got Talent?"
+    assert memory_passage(question, [right, other], [swapped], answers) == (other, False)
+    assert memory_passage(question, [right], [swapped], answers) == (right, True)   # nothing else: the twin, said so
+    with pytest.raises(ValueError):
+        memory_passage(question, [], [swapped], answers)
 
 
 def test_substitution_never_leaks_the_replaced_answer():

@@ -78,13 +78,16 @@ def test_verdict_without_gold_answers():
 
 def test_which_wrong_answers_count():
     """A wrong answer equal to, containing or contained in a gold answer is dropped (the module docstring)."""
-    assert counted_wrong(["All-girls", "Paris"], ["Girls", "Paris", "Lyon", "Greater Paris", ""]) == ["Lyon"]
+    assert counted_wrong(["Paris", "3,559 people"], ["Paris", "Lyon", "Greater Paris", "3559", ""]) == ["Lyon"]
+    # SQuAD normalisation deletes the hyphen: "allgirls" does not hold "girls", so RAMDocs' wrong "Girls" counts
+    assert counted_wrong(["All-girls"], ["Girls"]) == ["Girls"]
     from backend.answers import exact_match
-    assert counted_wrong(["All-girls", "Paris"], ["Girls", "Paris", "Lyon"], exact_match) == ["Girls", "Lyon"]
-    q = Q.model_copy(update={"gold_answers": ["All-girls"], "wrong_answers": ["Girls", "Co-ed"]})
-    assert answer_kind("girls", q) == "gold" and answer_kind("Co-ed", q) == "wrong"
+    assert counted_wrong(["Paris"], ["Greater Paris", "Paris", "Lyon"], exact_match) == ["Greater Paris", "Lyon"]
+    q = Q.model_copy(update={"gold_answers": ["Chicago Bulls"], "wrong_answers": ["Chicago", "Birmingham Barons"]})
+    assert answer_kind("the Chicago Bulls", q) == "gold" and answer_kind("Barons", q) == "wrong"
+    assert answer_kind("Chicago", q) == "gold"          # the overlapping wrong "Chicago" is dropped
     assert answer_kind("Boys", q) == "other" and answer_kind(None, q) == answer_kind("I don't know", q) == "unknown"
-    assert answer_kind("Girls", q, match=exact_match) == "wrong"  # EM taxonomy: only identical answers are dropped
+    assert answer_kind("Chicago", q, match=exact_match) == "wrong"  # EM taxonomy: only identical answers are dropped
 
 
 def test_evaluation_lists_what_is_missing_and_wrong():
@@ -101,3 +104,83 @@ def test_a_correct_answer_with_extras_is_told_apart():
     assert strict_em(["hockey", "football"], ["Football"], ["basketball"])   # the paper's strict EM still holds
     assert verdict(r("a", ["basketball", "football"]), football) == "partly correct"  # a listed wrong answer
     assert verdict(r("a", ["American football", "I don't know"]), football) == "correct"  # containment; IDK dropped
+
+
+# --- which answer names which (answers.names): the tricky cases of the general rule --------------------------
+
+def test_a_shared_word_is_not_the_answer():
+    assert not accuracy(["Washington Irving"], ["George Washington"])      # token F1 0.5 took it before
+    assert not accuracy(["10,000 people"], ["3,559 people"])               # a look-alike, F1 0.5 as well
+    assert accuracy(["George Washington"], ["George Washington"]) and accuracy(["Washington"], ["George Washington"])
+
+
+def test_normalisation_deletes_punctuation_and_articles():
+    assert accuracy(["U.S."], ["US"]) and strict_em(["US"], ["U.S."], [])
+    assert accuracy(["3559"], ["3,559"]) and strict_em(["3,559"], ["3559 people"], ["10,000 people"])
+    assert accuracy(["the Chicago Bulls"], ["Chicago Bulls"])
+    assert strict_em(["The Chicago Bulls."], ["Chicago Bulls"], [])
+    assert not accuracy(["United States"], ["US"])
+
+
+def test_a_longer_or_shorter_form_of_the_gold_answer():
+    long = ["Michael Jordan played for the Chicago Bulls from 1984 to 1993."]
+    assert accuracy(long, ["Chicago Bulls"]) and verdict(r("a", long), Q.model_copy(
+        update={"gold_answers": ["Chicago Bulls"]})) == "correct"
+    assert accuracy(["Bulls"], ["Chicago Bulls"]) and accuracy(["Mozart"], ["Wolfgang Amadeus Mozart"])
+    assert not accuracy(["Chicago Bears"], ["Chicago Bulls"])
+    assert strict_em(["December 21, 1906"], ["21 December 1906"], [])   # the same words in another order
+    assert not accuracy(["Second Congo War"], ["First Boer War", "Second Boer War"])   # F1 0.5 took it before
+
+
+def test_multi_answer_golds_need_each_answer_named():
+    """RAMDocs dev golds: a span shared by several gold answers names none of them."""
+    abingdon = ["Abingdon, Illinois", "Abingdon, Virginia", "Abingdon, Oxfordshire, England"]
+    assert not accuracy(["Abingdon"], abingdon) and not strict_em(["Abingdon"], abingdon, [])
+    assert strict_em(["Abingdon, Illinois", "Abingdon, Virginia", "Abingdon, Oxfordshire, England"], abingdon, [])
+    assert precision_recall_f1(["Abingdon, Virginia", "Abingdon"], abingdon) == pytest.approx((0.5, 1 / 3, 0.4))
+    assert not accuracy(["2010"], ["September 2010", "Fall of 2010"])
+    people, wrong = ["3,171 people", "887 people"], ["12,456 people"]
+    assert strict_em(["3,171", "887"], people, wrong) and not strict_em(["3,171", "887", "12,456"], people, wrong)
+    assert not strict_em(["3,171"], people, wrong) and accuracy(["3,171"], people)
+    ev = evaluation(["887", "12,456"], Q.model_copy(update={"gold_answers": people, "wrong_answers": wrong}))
+    assert ev["missing gold"] == ["3,171 people"] and ev["included wrong"] == ["12,456"]
+
+
+# --- RC-RAG's fold labels (answers.rc_rag_correct, the released code's rule) -------------------------------
+
+def test_rc_rag_labels_by_the_released_rule():
+    from backend.answers import or_alternatives, rc_rag_match
+    from backend.scoring import answerable
+    assert not answerable(["Bulls"], ["Chicago Bulls"])                  # F1 0.67, ROUGE-L recall 0.5: both ≤ 0.7
+    assert rc_rag_match("Bulls", "Chicago Bulls").f1 == pytest.approx(2 / 3)
+    assert not answerable(["Washington Irving"], ["George Washington"])
+    assert answerable(["U.S."], ["US"]) and answerable(["3559"], ["3,559"]) and answerable(["the Chicago Bulls"],
+                                                                                              ["Chicago Bulls"])
+    assert rc_rag_match("He played for the Chicago Bulls", "Chicago Bulls").fired() == "substring"
+    assert rc_rag_match("chicago bulls team", "Chicago Bulls").fired() == "f1"          # F1 0.8; raw case differs
+    assert rc_rag_match("playing for the Chicago Bulls team", "played for Chicago Bulls").fired() == "rouge_l"
+    assert answerable(["1990"], ["1"])                  # the raw substring test as released (counterfactual.md §8.2)
+    assert or_alternatives(["Ford or Chevrolet"]) == ["Ford or Chevrolet", "Ford", "Chevrolet"]
+    assert answerable(["Chevrolet"], ["Ford or Chevrolet"]) and not answerable(["Chevrolet"], ["Ford"])
+    assert not answerable(["I don't know"], ["Chicago Bulls"]) and not answerable([], ["Chicago Bulls"])
+
+
+# --- an answer the method could not read (BRIDGE's responder, spec P17) --------------------------------------
+
+def _bridge(invalid: bool, answers=()):
+    from backend.schema.traces.bridge import BridgeTrace
+    trace = BridgeTrace(n=10, alpha=0.5, beta=0.6, max_reflections=3, weights={}, allocator="icl", leaf="FE",
+                        invalid=invalid)
+    return MethodResult(method="bridge", question_id="q", answers=list(answers), abstained=not answers and not invalid,
+                        trace=trace)
+
+
+def test_an_unreadable_answer_is_wrong_not_an_abstention():
+    from backend.scoring import refused, risk_fold, unreadable
+    ra = Q.model_copy(update={"gold_answers": ["I don't know"]})
+    bad, idk = _bridge(invalid=True), _bridge(invalid=False)
+    assert unreadable(bad) and not refused(bad) and verdict(bad, Q) == verdict(bad, ra) == "unreadable"
+    assert not unreadable(idk) and refused(idk) and verdict(idk, ra) == "abstained"
+    assert risk_fold(bad, Q) == "UK" and risk_fold(idk, Q, r("ref", ["Ann Lee"])) == "AD"
+    # the flag alone decides, even if the method also marked the result abstained
+    assert not refused(bad.model_copy(update={"abstained": True})) and not unreadable(r("a"))

@@ -1,7 +1,10 @@
 """On-disk request cache for model calls (SQLite, shared safely by the app, the CLI and tests).
 
-The key is a sha256 of the canonical request: model, messages, temperature, max_tokens and the task
-fields. API keys and ``api_base`` URLs are never part of the key or the stored row. SQLite (WAL) is used
+The key is a sha256 of the canonical request: the model's identity (its name and, for a model behind an
+``api_base``, a hash of the endpoint: ``LLMConfig.identity``, so one server's replies never answer for another
+serving the same name), messages, temperature, max_tokens, the task fields and, with structured output, the
+``response_format``. API keys and ``api_base`` URLs
+themselves are never part of the key or the stored row. SQLite (WAL) is used
 rather than litellm's disk cache because we need an explicit replay mode that fails loudly on a miss,
 a cache-hit flag per call, and clearing from the dashboard.
 """
@@ -24,10 +27,15 @@ CACHE_MODES: tuple[str, ...] = ("live", "record", "replay", "off")
 
 
 def request_key(model: str, messages: list[dict[str, str]], temperature: float, max_tokens: int,
-                fields: dict[str, Any]) -> str:
-    canonical = json.dumps({"model": model, "messages": messages, "temperature": temperature,
-                            "max_tokens": max_tokens, "fields": fields},
-                           sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
+                fields: dict[str, Any], response_format: dict[str, Any] | None = None) -> str:
+    """``response_format`` (structured output, ``backend.llm.structured``) is keyed when one is sent: a JSON reply
+    never answers a request for the text format, nor one schema's reply another's. Without one the key is as before,
+    so the replies cached for the papers' formats stay valid."""
+    request = {"model": model, "messages": messages, "temperature": temperature, "max_tokens": max_tokens,
+               "fields": fields}
+    if response_format is not None:
+        request["response_format"] = response_format
+    canonical = json.dumps(request, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
@@ -36,6 +44,9 @@ class CachedReply:
     response: str
     prompt_tokens: int
     completion_tokens: int
+    #: what the reply cost when the model was called (``backend.llm.pricing.reply_cost``; None: unknown): a later hit
+    #: costs nothing and shows this as the cost it saved
+    cost_usd: float | None = None
 
 
 class CallCache:
@@ -52,19 +63,26 @@ class CallCache:
             self._db.execute("CREATE TABLE IF NOT EXISTS calls (key TEXT PRIMARY KEY, model TEXT NOT NULL, "
                              "response TEXT NOT NULL, prompt_tokens INTEGER, completion_tokens INTEGER, "
                              "created REAL)")
+            columns = {row[1] for row in self._db.execute("PRAGMA table_info(calls)")}
+            if "cost_usd" not in columns:  # a cache written before costs were recorded keeps its replies
+                try:
+                    self._db.execute("ALTER TABLE calls ADD COLUMN cost_usd REAL")
+                except sqlite3.OperationalError:  # another process added it between the look and the change
+                    pass
             self._db.commit()
 
     def get(self, key: str) -> CachedReply | None:
         with self._lock:
-            row = self._db.execute("SELECT response, prompt_tokens, completion_tokens FROM calls WHERE key = ?",
-                                   (key,)).fetchone()
-        return CachedReply(row[0], row[1] or 0, row[2] or 0) if row else None
+            row = self._db.execute("SELECT response, prompt_tokens, completion_tokens, cost_usd FROM calls "
+                                   "WHERE key = ?", (key,)).fetchone()
+        return CachedReply(row[0], row[1] or 0, row[2] or 0, row[3]) if row else None
 
     def put(self, key: str, model: str, reply: CachedReply) -> None:
         with self._lock:
-            self._db.execute("INSERT OR REPLACE INTO calls VALUES (?, ?, ?, ?, ?, ?)",
+            self._db.execute("INSERT OR REPLACE INTO calls (key, model, response, prompt_tokens, completion_tokens, "
+                             "created, cost_usd) VALUES (?, ?, ?, ?, ?, ?, ?)",
                              (key, model, reply.response, reply.prompt_tokens, reply.completion_tokens,
-                              time.time()))
+                              time.time(), reply.cost_usd))
             self._db.commit()
 
     def stats(self) -> dict[str, Any]:

@@ -9,7 +9,10 @@ The client
 * otherwise calls ``litellm.completion`` with an explicit timeout, no provider-side retries, and its own
   bounded retries with exponential backoff and jitter (tenacity) on 429/5xx/timeouts/connection errors,
 * bounds concurrency (a semaphore per client; async and threads alike),
-* records every call, failed ones included, as an ``LLMCall``,
+* records every call, failed ones included, as an ``LLMCall``, with what it cost (``backend.llm.pricing``:
+  litellm's completion cost; a cache hit costs $0 and records what it saved), with how the task's reader read its reply
+  (``read_status``: exact / lenient / unreadable, a cache hit too) and whether it asked for the task's JSON schema
+  (``structured``: ``LLMConfig.structured_output`` on a model that supports it, ``backend.llm.structured``),
 * surfaces every failure as ``LLMError`` carrying the provider's message (API keys redacted) and, when the
   config names one, the endpoint (``[api_base URL]``; ``backend.llm.failures`` turns it into advice).
 
@@ -38,7 +41,9 @@ from pydantic import BaseModel, Field
 import backend  # noqa: F401  (LITELLM_LOCAL_MODEL_COST_MAP before litellm is imported)
 from backend.llm import cache as cache_mod
 from backend.llm.cache import CachedReply, CallCache, request_key
-from backend.llm.tasks import FORBIDDEN_FIELDS, TASKS
+from backend.llm.pricing import is_free, reply_cost
+from backend.llm.structured import response_format, supports_json_schema
+from backend.llm.tasks import FORBIDDEN_FIELDS, TASKS, read_reply
 from backend.llm.tokens import approx_tokens
 from backend.paths import default_cache_dir
 from backend.schema import LLMCall
@@ -71,16 +76,24 @@ class LLMConfig(BaseModel):
     concurrency: int = Field(4, ge=1)
     cache_mode: str = "live"
     #: Send the task fields in the request body too (for ``python -m backend serve-model``, which runs
-    #: the offline model behind HTTP). Off for every real provider.
+    #: the offline model behind HTTP: they cross-check its reading of the prompt). Off for every real provider.
     send_task_fields: bool = False
+    #: Ask each task for its JSON schema where the model supports it (``backend.llm.structured``). Off by default:
+    #: the papers' reply formats are what the methods were published with.
+    structured_output: bool = False
+
+    @property
+    def structured(self) -> bool:
+        """Whether calls ask for their task's JSON schema: the setting is on and the model can honour it."""
+        return self.structured_output and supports_json_schema(self.model, self.api_base)
 
     @property
     def identity(self) -> str:
         """The model as cache keys name it: two servers may serve the same name, so the endpoint is part of it,
-        as a hash (never the URL itself)."""
+        as a hash of its scheme, host, port and path (``endpoint_hash``; never the URL itself)."""
         if not self.api_base:
             return self.model
-        return f"{self.model}@{hashlib.sha256(self.api_base.encode()).hexdigest()[:12]}"
+        return f"{self.model}@{endpoint_hash(self.api_base)}"
 
 
 class LLMError(RuntimeError):
@@ -159,9 +172,24 @@ def endpoint(api_base: str) -> str:
     return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
 
+def endpoint_hash(api_base: str) -> str:
+    """A short hash of the endpoint ``api_base`` names: scheme, host and port (the scheme's default made explicit)
+    and path (without a trailing slash), lower-cased where URLs are case-blind; a user, password, query or fragment
+    is not part of which server it is."""
+    try:
+        parts = urlsplit(api_base.strip())
+        scheme, host = parts.scheme.lower(), (parts.hostname or "").lower()
+        port = parts.port or {"http": 80, "https": 443}.get(scheme)
+        canonical = f"{scheme}://{host}:{port}{parts.path.rstrip('/')}" if host else ""
+    except ValueError:  # an unparsable URL (a bad port): hash what error messages would name
+        canonical = ""
+    canonical = canonical or endpoint(api_base).rstrip("/")
+    return hashlib.sha256(canonical.encode()).hexdigest()[:16]
+
+
 @dataclass
 class _Request:
-    base: dict[str, Any]      # what the call record needs: key, step, task, messages, parents, start
+    base: dict[str, Any]      # what the call record needs: key, step, task, messages, parents, fields, start
     kwargs: dict[str, Any]    # what litellm gets
     attempts: int = 0
 
@@ -234,7 +262,8 @@ class LLMClient:
                            self.config.model)
         return {"task": task, "question": question, **fields}
 
-    def _kwargs(self, messages: list[dict[str, str]], fields: dict[str, Any], max_tokens: int) -> dict[str, Any]:
+    def _kwargs(self, messages: list[dict[str, str]], fields: dict[str, Any], max_tokens: int,
+                fmt: dict[str, Any] | None = None) -> dict[str, Any]:
         cfg = self.config
         kwargs: dict[str, Any] = {
             "model": cfg.model, "messages": messages, "temperature": cfg.temperature, "max_tokens": max_tokens,
@@ -246,6 +275,8 @@ class LLMClient:
             kwargs["api_key"] = self._api_key
         if cfg.send_task_fields:
             kwargs["extra_body"] = {"conflictlens_task": fields}
+        if fmt is not None:
+            kwargs["response_format"] = fmt
         return kwargs
 
     def _retrying(self, cls):
@@ -256,13 +287,12 @@ class LLMClient:
                    retry=tenacity.retry_if_exception(lambda e: classify(e) in RETRYABLE_KINDS),
                    reraise=True)
 
-    @staticmethod
-    def _reply(resp: Any) -> CachedReply:
+    def _reply(self, resp: Any) -> CachedReply:
         text = resp.choices[0].message.content or ""
         usage = getattr(resp, "usage", None)
         prompt = getattr(usage, "prompt_tokens", 0) or 0
         completion = getattr(usage, "completion_tokens", 0) or 0
-        return CachedReply(text, prompt, completion or approx_tokens(text))
+        return CachedReply(text, prompt, completion or approx_tokens(text), reply_cost(resp, self.config.model))
 
     def _new_id(self, step: str, key: str) -> str:
         base = f"{self.method + ':' if self.method else ''}{step}:{key[:8]}"
@@ -282,10 +312,12 @@ class LLMClient:
         """Validate, key and look up a request: a recorded cache hit, or what to send to the provider."""
         fields = self._fields(task, question, fields)
         max_tokens = max_tokens or self.config.max_tokens
-        key = request_key(self.config.model, messages, self.config.temperature, max_tokens, fields)
-        req = _Request(dict(key=key, step=step, task=task, messages=messages, parents=parents,
-                            start=time.perf_counter(), started_at=time.time()),
-                       self._kwargs(messages, fields, max_tokens))
+        # keyed by model *and* endpoint: one server's replies never answer for another serving the same name
+        fmt = response_format(task) if self.config.structured else None  # the task's JSON schema, when asked for
+        key = request_key(self.config.identity, messages, self.config.temperature, max_tokens, fields, fmt)
+        req = _Request(dict(key=key, step=step, task=task, messages=messages, parents=parents, fields=fields,
+                            structured=fmt is not None, start=time.perf_counter(), started_at=time.time()),
+                       self._kwargs(messages, fields, max_tokens, fmt))
         try:
             hit = self._from_cache(key)
         except LLMError as err:
@@ -310,8 +342,11 @@ class LLMClient:
             self.cache.put(req.base["key"], self.config.model, reply)
         return self._record(self._make_call(reply=reply, hit=False, attempts=req.attempts, **req.base))
 
-    def _make_call(self, *, key, step, task, messages, parents, reply=None, error=None, start, started_at, hit,
-                   attempts):
+    def _make_call(self, *, key, step, task, messages, parents, fields, structured, reply=None, error=None, start,
+                   started_at, hit, attempts):
+        # how the task's reader reads the reply, recorded once per call (a cache hit too): the trace then shows every
+        # reply the method could not read, whatever the method made of it
+        read = read_reply(task, reply.response, fields, structured) if reply else None
         return LLMCall(id=self._new_id(step, key), step=step, task=task, method=self.method, dataset=self.dataset,
                        question_id=self.question_id,
                        model=self.config.model, messages=messages,
@@ -319,7 +354,18 @@ class LLMClient:
                        prompt_tokens=reply.prompt_tokens if reply else 0,
                        completion_tokens=reply.completion_tokens if reply else 0,
                        latency_s=round(time.perf_counter() - start, 6), cache_hit=hit,
-                       parents=list(parents), attempts=attempts, started_at=started_at, ended_at=time.time())
+                       parents=list(parents), attempts=attempts, started_at=started_at, ended_at=time.time(),
+                       read_status=read.status if read else None, read_note=read.note if read else None,
+                       structured=structured, **self._cost(reply, hit))
+
+    def _cost(self, reply: CachedReply | None, hit: bool) -> dict[str, float | None]:
+        """A cache hit costs nothing and saved what the call cost when it was made; a failed call is free only on the
+        free models (the provider reported no usage to price)."""
+        if hit:
+            return {"cost_usd": 0.0, "saved_usd": reply.cost_usd if reply else None}
+        if reply is None:
+            return {"cost_usd": 0.0 if is_free(self.config.model) else None}
+        return {"cost_usd": reply.cost_usd}
 
     def _fail(self, exc: BaseException, req: _Request) -> LLMError:
         kind = exc.kind if isinstance(exc, LLMError) else classify(exc)

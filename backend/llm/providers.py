@@ -34,12 +34,25 @@ def _fill(resp: ModelResponse, model: str, text: str, messages: list[dict[str, s
 
 
 class OfflineLLM(CustomLLM):
-    """The offline model: answers from the prompt and the task fields only (see backend.llm.offline)."""
+    """The offline model: answers from the prompt and the task fields only (see backend.llm.offline).
+    ``offline/chatty`` gives the same reply dressed as chat models write it (``backend.llm.chatty``); any other
+    ``offline/<name>`` is the plain reader."""
 
     def completion(self, model, messages, *args, **kwargs) -> ModelResponse:
         from backend.llm.offline import respond
 
-        return _fill(kwargs["model_response"], f"offline/{model}", respond(messages, _fields(kwargs)), messages)
+        from backend.llm.offline.check import PromptMismatch
+
+        fields = _fields(kwargs)
+        try:
+            text = respond(messages, fields)
+        except PromptMismatch as err:  # the request itself is wrong: a 400, never retried as a connection error
+            raise litellm.exceptions.BadRequestError(str(err), model=f"offline/{model}", llm_provider="offline") from err
+        if model == "chatty":
+            from backend.llm.chatty import dress
+
+            text = dress(text, messages, fields)
+        return _fill(kwargs["model_response"], f"offline/{model}", text, messages)
 
     async def acompletion(self, model, messages, *args, **kwargs) -> ModelResponse:
         # CPU-bound (embeddings release the GIL): run in a thread so concurrent calls overlap

@@ -17,9 +17,18 @@ Fault decisions are deterministic: request number ``n`` (0-based, in arrival ord
 the timing. The offline model runs in a worker thread, so concurrent requests overlap.
 
 Endpoints: ``POST /v1/chat/completions`` (also ``/chat/completions``), ``GET /v1/models`` (also
-``/models``), ``GET /health``. A request body may carry ``conflictlens_task`` (the task fields the
-client sends with ``LLMConfig.send_task_fields=True``); the offline model then answers from those
-fields, otherwise from the prompt. Request headers (and so API keys) are never read or logged.
+``/models``), ``GET /health``. The offline model answers from the prompt. A request body may carry
+``conflictlens_task`` (the task fields the client sends with ``LLMConfig.send_task_fields=True``): they cross-check the
+prompt's reading and give the model its memory, as in-process. Without them its memory is ``knowledge``: the
+``internal_knowledge`` of these datasets' questions (None: the bundled datasets'; ``()``: none), recalled by the
+question as the prompt states it (``backend.llm.offline.knowledge``). Request headers (and so API keys) are never read
+or logged.
+
+Structured output: a request whose ``response_format`` is ``{"type": "json_schema", "json_schema": {"name": <task>,
+...}}`` (``LLMConfig.structured_output``; ``backend.llm.structured`` names the schema after its task) gets the offline
+model's reply as that task's JSON object: read with the task's own reader and dumped to the schema's keys
+(``structured_reply``). A schema naming no task is a 400 (this server cannot write free-form JSON); injected garbage and
+``reply_text`` stay as they are (a misbehaving server ignores the format).
 
 Every chat request is also recorded when it ends (``app.state.requests``; with ``request_log``, one JSON line per
 request appended to that file as it ends): its number, when it arrived and ended (``time.time()``), the fault it
@@ -31,6 +40,7 @@ hung request is abandoned at the client's timeout.
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import ipaddress
 import json
@@ -76,6 +86,9 @@ class ServerSettings:
     seed: int = 0
     hang_s: float = DEFAULT_HANG_S
     reply_text: str | None = None
+    #: datasets whose questions' ``internal_knowledge`` the model knows when a request sends no task fields
+    #: (None: the bundled datasets'; (): nothing)
+    knowledge: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         for name in ("fail_rate", "garbage_rate", "hang_rate"):
@@ -197,6 +210,39 @@ def _validate(body: Any) -> tuple[list[dict[str, Any]], dict[str, Any]] | JSONRe
     return msgs, fields
 
 
+def _schema_task(body: dict[str, Any]) -> str | None | JSONResponse:
+    """The task whose JSON schema the request's ``response_format`` asks for (``backend.llm.structured`` names the
+    schema after its task), None for a plain-text request, a 400 for a format this server cannot answer in."""
+    fmt = body.get("response_format")
+    if fmt is None or (isinstance(fmt, dict) and fmt.get("type") == "text"):
+        return None
+    schema = fmt.get("json_schema") if isinstance(fmt, dict) and fmt.get("type") == "json_schema" else None
+    if not isinstance(schema, dict):
+        return _error(400, "response_format: this server answers plain text or {'type': 'json_schema', "
+                           "'json_schema': {'name': <a task with a schema>, ...}}", "invalid_request_error",
+                      "invalid_response_format")
+    if _task_with_schema(schema.get("name")) is None:
+        return _error(400, f"response_format.json_schema.name {schema.get('name')!r} names no task with a schema",
+                      "invalid_request_error", "invalid_response_format")
+    return schema["name"]
+
+
+def _task_with_schema(name: Any):
+    # importing the methods registers their tasks (readers and schemas); backend.llm imports no method otherwise
+    from backend.llm.tasks import TASKS
+    from backend.methods import SPECS  # noqa: F401
+
+    spec = TASKS.get(name) if isinstance(name, str) else None
+    return spec if spec is not None and spec.schema is not None and spec.as_schema is not None else None
+
+
+def structured_reply(task: str, text: str, fields: dict[str, Any]) -> str:
+    """The offline model's text reply as ``task``'s JSON object: read with the task's own reader (as the method reads
+    it), dumped through ``TaskSpec.as_schema``. ``fields``: the task fields the request carried, if any."""
+    spec, fields = _task_with_schema(task), {"task": task, "question": "", **fields}
+    return spec.as_schema(spec.reader(text, **fields).value, reply=text, fields=fields).model_dump_json()
+
+
 def _completion(model: str, text: str, prompt_tokens: int) -> dict[str, Any]:
     completion_tokens = approx_tokens(text)
     return {
@@ -233,11 +279,30 @@ def messages_key(messages: list[dict[str, Any]]) -> str:
     return hashlib.sha256(json.dumps(pairs, ensure_ascii=False).encode("utf-8")).hexdigest()
 
 
+@functools.lru_cache(maxsize=8)
+def _knowledge(paths: tuple[str, ...] | None):
+    """The model's memory for requests without task fields; None: the bundled datasets' (loaded on first need)."""
+    if paths is None:
+        return None
+    from backend.llm.offline.knowledge import load_knowledge
+
+    return load_knowledge(paths)
+
+
+def _describe_knowledge(paths: tuple[str, ...] | None) -> str:
+    from backend.llm.offline.knowledge import bundled_knowledge
+
+    found = bundled_knowledge() if paths is None else _knowledge(paths)
+    where = "the bundled datasets" if paths is None else ", ".join(paths) or "nothing (--knowledge none)"
+    return f"{len(found)} questions' internal_knowledge from {where}"
+
+
 def create_app(settings: ServerSettings | None = None, request_log: str | Path | None = None) -> Starlette:
     """The Starlette app. ``app.state.stats`` counts chat requests by outcome (for tests and /health);
     ``app.state.requests`` records each one as it ends, and ``request_log`` (a file) gets the same records as
     JSON lines."""
     settings = settings or ServerSettings()
+    knowledge = _knowledge(settings.knowledge)
     lock = threading.Lock()
     stats = {"requests": 0, "ok": 0, "fail": 0, "hang": 0, "garbage": 0, "bad_request": 0, "error": 0}
     requests: deque[dict[str, Any]] = deque(maxlen=100_000)  # the newest; a long-lived server stays bounded
@@ -271,6 +336,11 @@ def create_app(settings: ServerSettings | None = None, request_log: str | Path |
             record(n, received, None, "bad_request", checked.status_code)
             return checked
         messages, fields = checked
+        schema_task = _schema_task(body)
+        if isinstance(schema_task, JSONResponse):
+            bump("bad_request")
+            record(n, received, None, "bad_request", schema_task.status_code)
+            return schema_task
         key = messages_key(messages)
         model = str(body.get("model") or settings.model_name)
         fault = decide(settings, n)
@@ -294,7 +364,9 @@ def create_app(settings: ServerSettings | None = None, request_log: str | Path |
             from backend.llm.offline import respond
 
             try:
-                text = await anyio.to_thread.run_sync(respond, messages, fields)
+                text = await anyio.to_thread.run_sync(respond, messages, fields, knowledge)
+                if schema_task is not None:  # response_format: the same reply, as the task's JSON object
+                    text = await anyio.to_thread.run_sync(structured_reply, schema_task, text, fields)
             except Exception as exc:  # noqa: BLE001 - report, do not crash the server
                 bump("error")
                 record(n, received, key, "error", 500)
@@ -383,6 +455,8 @@ def serve(settings: ServerSettings, *, allow_remote: bool = False, warmup: bool 
     if warmup:
         print(f"warming up the offline model ({time.strftime('%H:%M:%S')}) ...", file=sys.stderr, flush=True)
         print(f"warm-up took {warm_up():.1f} s", file=sys.stderr, flush=True)
+    print(f"the model's memory for requests without task fields: {_describe_knowledge(settings.knowledge)}",
+          file=sys.stderr, flush=True)
     host = f"[{settings.host}]" if ":" in settings.host else settings.host
     print(f"serving offline model as {settings.model_name!r} at http://{host}:{port}/v1 "
           f"(litellm: model='openai/{settings.model_name}', api_base='http://{host}:{port}/v1')", flush=True)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from backend.llm.formats import parse_short_answer
 from backend.methods.base import Method, Outcome, RunContext, passages_field
+from backend.methods.estimate import CallEstimate, Sizes
 from backend.schema import BaselineTrace, Document, Question
 from backend.methods.spec import MethodSpec, register
 
@@ -61,11 +62,32 @@ class VanillaRAG(Method):
         return _outcome(call.response or "", trace, docs)
 
 
+#: A keyword answer ("only the essential keywords"): a few tokens ([ours], the length of a short entity or number).
+KEYWORD_REPLY = 8
+
+
+def estimate_closed_book(method: NoRAG, question: Question, sizes: Sizes) -> CallEstimate:
+    """One call: the question alone."""
+    est = CallEstimate(method=method.name)
+    est.add("answer", 1, sizes.messages(closed_book_prompt(question.question)), sizes.reply(KEYWORD_REPLY))
+    return est
+
+
+def estimate_documents(method: VanillaRAG, question: Question, sizes: Sizes) -> CallEstimate:
+    """One call: every evidence document in one prompt."""
+    docs = sizes.evidence(question)
+    prompt = sizes.messages(documents_prompt(question.question, [""] * len(docs))) + sum(docs)
+    est = CallEstimate(method=method.name)
+    est.add("answer", 1, prompt, sizes.reply(KEYWORD_REPLY))
+    return est
+
+
 NO_RAG = register(MethodSpec(
     NoRAG, BaselineTrace, title="Closed book", color="#9e9e9e", order=90, baseline=True,
+    estimate=estimate_closed_book,
     description="the model answers from memory alone (no documents)", step_roles={"answer": "closed-book answer"}))
 VANILLA_RAG = register(MethodSpec(
     VanillaRAG, BaselineTrace, title="Vanilla RAG", color="#455a64", order=91, baseline=True, reference=True,
-    quick=True,
+    quick=True, estimate=estimate_documents,
     description="the model answers from all documents concatenated",
     step_roles={"answer": "answer from the concatenated documents"}))

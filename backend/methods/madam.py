@@ -47,10 +47,14 @@ import asyncio
 import hashlib
 import json
 import random
+import re
 
-from backend.answers import cluster, contains_match, normalize
+from pydantic import BaseModel, Field
+
+from backend.answers import IDK, cluster, contains_match, normalize
 from backend.llm.formats import parse_agent_response, parse_all_correct_answers
 from backend.methods.base import Method, Outcome, RunContext, gather_all, passages_field
+from backend.methods.estimate import CallEstimate, Sizes
 from backend.schema import (Document, MadamAgent, MadamAggregation, MadamAnswerSupport, MadamRound, MadamTrace,
                             MadamTurn, Question)
 from backend.llm.tasks import TaskSpec
@@ -324,12 +328,70 @@ class MadamRAG(Method):
             await asyncio.gather(*pending.values(), return_exceptions=True)
 
 
+# -- what a run will send (MethodSpec.estimate) ----------------------------------------------------------------
+
+#: What an agent's and the aggregator's replies are assumed to look like: the paper's own examples (App. E, quoted in
+#: the aggregator prompt), so the assumed lengths come from the paper, not from a guess.
+EXAMPLE_TURNS = tuple(re.findall(r"^Agent \d+: (Answer: .+)$", AGGREGATOR_PROMPT, re.M))
+EXAMPLE_AGGREGATION = re.search(r"^All Correct Answers: \[.+$", AGGREGATOR_PROMPT, re.M).group(0)
+
+
+def estimate(method: MadamRAG, question: Question, sizes: Sizes) -> CallEstimate:
+    """Round 1: one call per document. Each later round: one call per document whose prompt carries the history —
+    in "other_agents" mode the other n − 1 agents' replies, so a round costs n·(n − 1) history lines and the run grows
+    with the square of the number of documents. One aggregation per round over the round's n replies. From round 2
+    on the debate may stop early (§3.5), so the rounds after 2 and the aggregations from round 2 are conditional."""
+    est = CallEstimate(method=method.name)
+    docs = sizes.evidence(question)
+    n, q = len(docs), question.question
+    if not n:
+        est.notes.append("no documents: nothing to debate, no calls (§8.12)")
+        return est
+    turn = sizes.reply(round(sum(sizes.tokens(t) for t in EXAMPLE_TURNS) / len(EXAMPLE_TURNS)), method.max_tokens)
+    summary = sizes.reply(sizes.tokens(EXAMPLE_AGGREGATION), method.max_tokens)
+    # every agent's reply as the history and the aggregator read it: "Agent k: <reply>"
+    lines = sum(sizes.tokens(response_line(k, "")) for k in range(1, n + 1)) + n * turn
+    aggregator_line_tokens = sizes.tokens("Aggregator: ") + summary
+    history = {"other_agents": (n - 1) * lines, "aggregator": n * aggregator_line_tokens,
+               "both": (n - 1) * lines + n * aggregator_line_tokens}[method.history_mode]
+    first = n * sizes.messages(agent_prompt(q, "", None)) + sum(docs)
+    later = n * sizes.tokens(AGENT_PROMPT_LATER.format(question=q, document="", history="")) + sum(docs) + history
+    aggregation = sizes.messages(aggregator_prompt(q, [])) + lines
+    for t in range(1, method.max_rounds + 1):
+        may_stop = method.early_stop and t >= 3           # the debate can stop at round 2 at the earliest
+        unaggregated = method.early_stop and t >= 2 and not method.aggregate_converged_round
+        est.add(f"debate_round_{t}", n, first if t == 1 else later, n * turn, conditional=may_stop)
+        est.add(f"aggregate_round_{t}", 1, aggregation, summary, conditional=may_stop or unaggregated)
+    est.notes.append(f"agent replies ~{turn} tokens and aggregations ~{summary} (the paper's App. E examples); each "
+                     f"round after the first carries {n} × {n - 1} history lines")
+    if method.early_stop and method.max_rounds > 2:
+        est.notes.append(f"an upper bound: the debate stops when no agent changes its answer, at round 2 at the "
+                         f"earliest ({2 * n + 1:,} calls)")
+    return est
+
+
+class AgentReply(BaseModel):
+    """An agent's turn as a JSON object (structured output, ``backend.llm.structured``)."""
+
+    answer: str = Field(description="the answer in a few words, or \"I don't know\"")
+    explanation: str
+
+
+class AggregateReply(BaseModel):
+    """The aggregator's reply as a JSON object (structured output)."""
+
+    all_correct_answers: list[str]
+    explanation: str
+
+
 SPEC = register(MethodSpec(
-    MadamRAG, MadamTrace, title="MADAM-RAG", color="#00838f", order=30,
+    MadamRAG, MadamTrace, title="MADAM-RAG", color="#00838f", order=30, estimate=estimate,
     description="one agent per document debates over rounds; an aggregator keeps every answer that survives",
     tasks=(TaskSpec("debate_turn", ("passages", "round", "history"), parse_agent_response,
-                    "'Answer: X. Explanation: Y' from one document, revised against others' answers"),
+                    "'Answer: X. Explanation: Y' from one document, revised against others' answers",
+                    schema=AgentReply, as_schema=lambda r, **_: AgentReply(answer=r[0] or IDK, explanation=r[1])),
            TaskSpec("aggregate", ("responses",), parse_all_correct_answers,
-                    "'All Correct Answers: [...]. Explanation: ...' over agents' responses")),
+                    "'All Correct Answers: [...]. Explanation: ...' over agents' responses", schema=AggregateReply,
+                    as_schema=lambda r, **_: AggregateReply(all_correct_answers=r[0], explanation=r[1]))),
     step_roles={"debate_round_{round}": "agent turn, round {round}",
                 "aggregate_round_{round}": "aggregator, round {round}"}))

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypeVar
 
 from backend.llm.tasks import TASKS, TaskSpec, register_task
+from backend.methods.estimate import Estimator, PrepareEstimator
 from backend.schema.trace import Trace
 
 if TYPE_CHECKING:
@@ -48,6 +49,11 @@ class MethodSpec:
     #: loads what the method's first run needs beyond the shared libraries (the app calls it in the background,
     #: ``backend.warmup``); None: nothing of its own
     warm: Callable[[], object] | None = None
+    #: ``estimate(method, question, sizes) -> CallEstimate``: the calls and tokens a run on one question will send,
+    #: following the method's call pattern (``backend.methods.estimate``; ``backend.cost`` sums and prices them)
+    estimate: Estimator | None = None
+    #: ``estimate_prepare(method, dataset, sizes) -> CallEstimate``: the same for the dataset-level preparation
+    estimate_prepare: PrepareEstimator | None = None
 
     @property
     def name(self) -> str:

@@ -10,6 +10,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from backend.answers import matches
+from backend.cost import cost_text
 from backend.llm.failures import classify_failure
 from backend.report.layout import no_data, size_heatmap
 from backend.report.palette import KIND_COLORS, KIND_LABELS
@@ -33,7 +34,7 @@ def results_frame(results: dict[str, MethodResult], question: Question, show_tru
             row["strict EM (paper)"] = strict_em(r.answers, question.gold_answers, question.wrong_answers)
         row |= {"answers": "; ".join(r.answers) or "—", "abstained": r.abstained,
                 "calls": len(r.calls), "uncached": sum(not c.cache_hit for c in r.calls), "tokens": tokens(r),
-                "wall s": round(r.wall_s, 3)}
+                "cost": cost_text(r.calls), "wall s": round(r.wall_s, 3)}
         if prepared:
             row["dataset-level calls"] = r.preparation.calls if r.preparation else 0
             row["dataset-level s"] = round(r.preparation.seconds, 3) if r.preparation else 0.0

@@ -102,6 +102,16 @@ def print_evaluation(summary: dict) -> None:
     if summary["errors"]:
         console.print(Text("errors: " + ", ".join(f"{m} {n}" for m, n in summary["errors"].items())
                            + " (run again with --resume --retry-errors)", style="bold yellow"))
+    _print_format_failures(console, summary["methods"].items())
+
+
+def _print_format_failures(console, entries) -> None:
+    """The methods whose replies were not in the expected format (``format_failures``), if any."""
+    hit = [f"{name} {e['unreadable_calls']} ({pct(e.get('format_failures'))} % of replies)"
+           for name, e in entries if e.get("unreadable_calls")]
+    if hit:
+        console.print(Text("replies not in the expected format (the method used its paper's default): "
+                           + ", ".join(hit), style="bold yellow"))
 
 
 def print_attack(summary: dict, dataset: str, model: str, out) -> None:
@@ -118,5 +128,6 @@ def print_attack(summary: dict, dataset: str, model: str, out) -> None:
     console.print(table)
     console.print("Attack success: the method's answers include the target wrong answer; rates over rows without "
                   "error.", highlight=False)
+    _print_format_failures(console, [(f"{name} k={k}", e) for name, per_k in summary.items() for k, e in per_k.items()])
     console.print(Text(f"summary: {out}/summary.json · rows: {out}/results.jsonl · settings: {out}/attack.json"),
                   highlight=False)

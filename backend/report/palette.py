@@ -23,7 +23,7 @@ VARIANT_LABELS = {"mv": "MV", "wmv": "WMV", "rrss": "RA-RAG (κ-RRSS)", "oracle_
 
 #: Verdicts (``backend.scoring.verdict``) as Streamlit badge colours.
 VERDICT_COLORS = {"correct": "green", "correct + extras": "blue", "partly correct": "orange", "wrong": "red",
-                  "abstained": "gray", "error": "orange", "no gold answers": "gray"}
+                  "unreadable": "red", "abstained": "gray", "error": "orange", "no gold answers": "gray"}
 
 #: RC-RAG's operating points (the Risk page): its fusion strategies and the keep-everything reference.
 STRATEGY_COLORS = {

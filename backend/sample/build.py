@@ -191,22 +191,28 @@ def _readme_multisource(prior: str):
 def _readme_scenarios(questions: list[Question], _sources: list[Source]) -> str:
     cells = Counter((q.meta["scenario"], q.meta["temporal"]) for q in questions)
     with_mem = sum(q.internal_knowledge is not None for q in questions)
+    twins = sum(bool(q.meta.get("memory_twin")) for q in questions)
     idk_gold = sum(q.gold_answers == [IDK] for q in questions)
     return (
         "# scenarios\n\nA BRIDGE/TRD-style set (docs/methods/bridge.md §5, \"synthetic mini-TRD\") built by "
         f"`backend/sample/` (seed {SEED_SCENARIOS}) from RAMDocs dev and PoisonedRAG NQ / HotpotQA questions "
-        "with real answers. Each item has a simulated memory (`internal_knowledge`, a templated 1–2 sentence "
-        "passage, absent for FE/RA perpetuation), 1–2 short external passages (source `external`; 1–2 "
+        "with real answers. Each item has a simulated memory (`internal_knowledge`, absent for FE/RA perpetuation): "
+        "a 1–2 sentence passage in the style of the documents, cut from the same pools and stating the memory's "
+        "answer (the true one for FA/FI; for FE/RA evolution an outdated one, swapped in as misinformation is), "
+        "with no template words; it is a passage other than the item's documents and their entity-swapped twins "
+        "when the pool has one, else such a twin (`meta.memory_twin`). There are 1–2 short external passages "
+        "(source `external`; 1–2 "
         "sentences cut from a real passage, entity-substituted where the scenario needs them wrong; every other "
         "item adds a RAMDocs noise passage or a second paraphrase) and 4 shuffled options (gold, two same-type "
         "wrong answers, \"I don't know\"). FA: memory and documents right. FI: memory right, documents wrong. "
         "FE: memory outdated (evolution) or absent (perpetuation), documents right. RA: memory outdated or "
         "absent, documents wrong; the gold is \"I don't know\" and the options hold three wrong answers. "
         "Evolution items carry a recency cue in the question. `meta` holds scenario, temporal, internal / "
-        "external / true answer and origin.\n\n## Statistics\n\n"
+        "external / true answer, origin and memory_twin.\n\n## Statistics\n\n"
         f"- questions: {len(questions)}\n" + _origins(questions)
         + "- by scenario: " + ", ".join(f"{s}/{t} {n}" for (s, t), n in cells.items()) + "\n"
-        + f"- with internal knowledge: {with_mem}; gold \"I don't know\": {idk_gold}\n"
+        + f"- with internal knowledge: {with_mem} ({twins} a document's passage or its entity-swapped twin); "
+        f"gold \"I don't know\": {idk_gold}\n"
         + _doc_types(questions) + "\n" + LICENCE)
 
 

@@ -10,10 +10,14 @@ passages, and has 4 options (gold, two same-type wrong answers, "I don't know"):
 | FE       | outdated (evolution) or absent  | right                  | true answer   |
 | RA       | outdated (evolution) or absent  | wrong                  | I don't know  |
 
-[ours] Memory passages come from fixed templates that quote the question, so they share the question's
-words but few others with the passages (docs/methods/bridge.md §9: S1 must stay low for FI). Evolution items get a
-recency cue ("most recent", "latest", "current") prefixed to the question unless it has one, and their
-memory is dated 2021; the gold stays the dataset's answer (this world's "latest" one). RA options hold
+[ours] A memory is a passage in the style of the documents, as a model's memory is when a method elicits it
+(TRD's K_int is a written paragraph on the same fact): a short passage from the same pools, stating the answer the
+scenario needs (right memory: a factual passage; outdated memory: a factual passage with the answer swapped, as
+misinformation is made), never a template. It is a passage other than the item's documents and other than their
+entity-swapped twins (TRD writes K_int apart from K_ext) when the pool has one; otherwise it is a document's own
+passage or its twin (``meta.memory_twin``), which is exactly the case an embedding scorer cannot tell apart
+(docs/methods/bridge.md §8.16). Evolution items get a recency cue ("most recent", "latest", "current") prefixed to
+the question unless it has one; the gold stays the dataset's answer (this world's "latest" one). RA options hold
 three wrong answers and "I don't know", not the true answer, so "I don't know" is the only right choice.
 """
 
@@ -24,6 +28,7 @@ import re
 import numpy as np
 
 from backend.answer_text import mentions, readable, sentences, short_passage, substitute
+from backend.llm.reader.text import content_stems
 from backend.sample.pools import IDK, Candidate
 from backend.schema import DocLabel, Document, Question
 
@@ -36,12 +41,6 @@ _RECENCY = re.compile(r"\b(current|currently|latest|most recent|recent|now)\b", 
 _CUES = ("According to the most recent records, ", "As of the latest figures, ", "Going by current sources, ")
 _CHANGING = re.compile(r"\b(population|current|how many|record|won|win|champion|president|minister|"
                        r"leader|latest|recent)\b", re.IGNORECASE)
-_MEMORY = (  # curly quotes: questions often hold straight ones
-    "If memory serves, the answer to “{q}” is {a}.",
-    "I recall that {a} is the right reply to “{q}”.",
-    "My stored knowledge says {a}. That is what I remember about “{q}”.",
-)
-_OUTDATED = "Back in 2021 the answer to “{q}” was {a}, as far as I recall; my knowledge stops around then."
 
 
 def _passages(c: Candidate) -> list[str]:
@@ -96,14 +95,7 @@ def build_scenarios(cands: list[tuple[Candidate, list[str]]], seed: int) -> list
         right = _passages(c)
         w_ext, w_int, w_other = wrongs[0], wrongs[1], wrongs[2]
         q_text = c.question.strip()
-        memory_q = q_text.rstrip(" ?")
-        internal, internal_answer = None, None
-        if scenario in ("FA", "FI"):
-            internal, internal_answer = _MEMORY[n % len(_MEMORY)].format(q=memory_q, a=c.gold), c.gold
-        elif temporal == "evolution":
-            # FE/RA evolution: memory holds an outdated answer (for RA, a different one than the documents).
-            internal_answer = w_ext if scenario == "FE" else w_int
-            internal = _OUTDATED.format(q=memory_q, a=internal_answer)
+        if temporal == "evolution":
             q_text = _with_cue(q_text, n)
         docs_right = scenario in ("FA", "FE")
         external_answer = c.gold if docs_right else w_ext
@@ -117,6 +109,17 @@ def build_scenarios(cands: list[tuple[Candidate, list[str]]], seed: int) -> list
                                      label=DocLabel(type="noise")))
             elif len(texts) > 1:
                 docs.append(Document(id=f"{qid}-d2", source="external", text=texts[1], label=label))
+        # Memory: right on FA/FI, outdated on evolution items (RA: another wrong answer than the documents'), none
+        # on perpetuation items.
+        if temporal == "evolution":
+            internal_answer = w_ext if scenario == "FE" else w_int
+        else:
+            internal_answer = c.gold if scenario in ("FA", "FI") else None
+        internal, twin = None, None
+        if internal_answer is not None:
+            pool = right if internal_answer == c.gold else _wrong_passages(c, internal_answer, right)
+            stated = [d.text for d in docs if d.label.answer]
+            internal, twin = memory_passage(c.question, pool, stated, [c.gold, *wrongs])
         # The answer the conflicting side pushes is always an option (FI: documents, FE: memory, RA: both).
         gold, wrong_opts = (IDK, [w_ext, w_int, w_other]) if scenario == "RA" else (c.gold, [w_ext, w_other])
         options = [gold, *wrong_opts] if gold == IDK else [gold, *wrong_opts, IDK]
@@ -125,8 +128,27 @@ def build_scenarios(cands: list[tuple[Candidate, list[str]]], seed: int) -> list
             id=qid, question=q_text, documents=docs, gold_answers=[gold], wrong_answers=wrong_opts,
             internal_knowledge=internal, options=options,
             meta={"scenario": scenario, "temporal": temporal, "internal_answer": internal_answer,
-                  "external_answer": external_answer, "true_answer": c.gold, "origin": c.origin}))
+                  "external_answer": external_answer, "true_answer": c.gold, "origin": c.origin,
+                  "memory_twin": twin}))
     return questions
+
+
+def is_twin(a: str, b: str, answers: list[str]) -> bool:
+    """The same passage, or one is the other with one answer swapped for another (an entity-swapped twin)."""
+    return a == b or any(substitute(a, x, y) == b for x in answers for y in answers if x != y and mentions(a, x))
+
+
+def memory_passage(question: str, pool: list[str], documents: list[str], answers: list[str]) -> tuple[str, bool]:
+    """The memory passage and whether it is a document's passage or its entity-swapped twin: of the passages in
+    ``pool`` that are not, the one most about the question (content words shared; the earlier on a tie), as a
+    model writes about what it is asked; else the first of ``pool``."""
+    if not pool:
+        raise ValueError(f"no passage states the answer the memory needs: {question!r}")
+    distinct = [p for p in pool if not any(is_twin(p, d, answers) for d in documents)]
+    if not distinct:
+        return pool[0], True
+    asked = content_stems(question)
+    return max(distinct, key=lambda p: (len(asked & content_stems(p)), -distinct.index(p))), False
 
 
 def _head(text: str, n: int = 2) -> str | None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field
 
 from backend.schema.base import StrictModel
@@ -28,3 +30,16 @@ class LLMCall(StrictModel):
     cache_hit: bool = False
     parents: list[str] = Field(default_factory=list)  # ids of the calls whose output this call used
     attempts: int = 1
+    #: how the task's reader read the reply (``backend.llm.formats``): exact, lenient (``read_note`` says what was
+    #: assumed) or unreadable (``read_note`` names the default the method used); None: no reply, or a record
+    #: written before reads were recorded
+    read_status: Literal["exact", "lenient", "unreadable"] | None = None
+    read_note: str | None = None
+    #: the request asked for the task's JSON schema (``LLMConfig.structured_output`` on a model that supports it)
+    structured: bool = False
+    #: what this call cost in US dollars (``backend.llm.pricing``): litellm's completion cost of the reply; $0 for
+    #: the offline model and for a cache hit (nothing was paid); None when the price is unknown (a model litellm's
+    #: price map does not list, or a failed call of a priced model: the provider reported no usage)
+    cost_usd: float | None = None
+    #: a cache hit: what the call cost when the model was called (None: not a hit, or unknown)
+    saved_usd: float | None = None

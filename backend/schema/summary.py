@@ -74,6 +74,15 @@ class MethodSummary(Scores):
     mean_prompt_tokens: float | None = None
     mean_completion_tokens: float | None = None
     mean_wall_s: float | None = None
+    #: percent of the replies (with a recorded read) the reader could not read: the method took its paper's default
+    format_failures: Rate = None
+    unreadable_calls: int = 0
+    lenient_calls: int = 0
+    #: US dollars its calls cost (``backend.cost.calls_cost``: known costs only; a cache hit costs $0), what its
+    #: cache hits saved, and how many calls have no known cost (None: no call has one, the price is unknown)
+    cost_usd: float | None = None
+    saved_usd: float | None = None
+    cost_unknown_calls: int = 0
     risk: RiskSummary | None = None
     slices: dict[str, dict[str, Scores]] = Field(default_factory=dict)
 
@@ -110,6 +119,8 @@ class Summary(_Open):
     complete: bool = False
     notes: list[str] = Field(default_factory=list)
     gold: GoldSource = Field(default_factory=GoldSource)
+    cost_usd: float | None = None   # every method's calls, in US dollars (None: no cost known)
+    stopped: str | None = None      # why the run stopped before every pair had a row (a cost limit), else None
 
     @property
     def method_names(self) -> list[str]:
@@ -133,6 +144,10 @@ class AttackRates(_Open):
     abstention: Rate = None
     n: int = 0
     errors: int = 0
+    #: percent of the replies (with a recorded read) the reader could not read (``backend.evaluate.format_counts``)
+    format_failures: Rate = None
+    unreadable_calls: int = 0
+    lenient_calls: int = 0
 
 
 class AttackCell(AttackRates):

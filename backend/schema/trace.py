@@ -2,8 +2,9 @@
 
 A trace model subclasses ``Trace`` with ``kind: Literal["<kind>"] = "<kind>"``; defining the class registers it
 (``__pydantic_init_subclass__``), so ``MethodResult.trace`` accepts and re-reads it with no list to edit. The
-capabilities generic code needs (``key_facts`` for What-if, ``candidate_answers`` for risk scoring) are methods
-here with a neutral default, overridden by the traces that have something to say.
+capabilities generic code needs (``key_facts`` for What-if, ``candidate_answers`` for risk scoring,
+``invalid_answer`` for scoring an unreadable reply) are methods here with a neutral default, overridden by the
+traces that have something to say.
 """
 
 from __future__ import annotations
@@ -40,6 +41,11 @@ class Trace(StrictModel):
         """The answer the method had before deciding whether to give it (RC-RAG's RAG answer, kept or not), for
         risk scoring; None: the method has no candidate apart from the answers it gave."""
         return None
+
+    def invalid_answer(self) -> bool:
+        """The method's reply held no answer it could read (BRIDGE's responder with no readable option): scoring
+        counts it wrong, never as an abstention (``backend.scoring.unreadable``)."""
+        return False
 
 
 def trace_type(kind: str) -> type[Trace]:

@@ -6,11 +6,11 @@ Output folder: ``results.jsonl`` (rows as ``evaluate``'s plus ``k``, ``attack_of
 ``clean_documents``; the attacked question's id is ``<question id>~attack-k<k>``, k = 0 the clean question itself),
 ``attack.json`` (the settings and every question's attack plan; a resume with other settings is refused) and
 ``summary.json``: ``{method: {k: {"attack_success_rate", "accuracy", "abstention", "n", "errors", "missing",
-"by_clean_documents": {count: {...}}}}}``, rates in percent over the rows without error, ``n`` those rows.
+"by_clean_documents": {count: {...}}}}}``, rates in percent over the rows without error, ``n`` those rows;
+``format_failures``: the percentage of replies the methods could not read (``evaluate.format_counts``).
 Attack success: the method's answers include the target; accuracy: they include a gold answer; both by normalised
-word-sequence containment (``answers.contains_match``, the strict metrics' match), not the lenient token-F1 match of
-``scoring.accuracy``: a target is built to look like the gold answer ("10,000 people" for "3,559 people" has token
-F1 0.5), so F1 would count it as correct. Abstention: the method abstained or answered nothing
+word-sequence containment (``answers.contains_match``), never token overlap: a target is built to look like the gold
+answer ("10,000 people" for "3,559 people" has token F1 0.5), so an F1 rule would count it as correct. Abstention: the method abstained or answered nothing
 (``attack.outcome``). ``backend.outputs.open_attack`` reads a folder back, typed (``backend.schema.summary``).
 """
 
@@ -20,7 +20,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from backend.evaluate import EvaluationError, Progress, folder_lock, refuse_existing, run_pairs, write_json
+from backend.evaluate import (EvaluationError, Progress, folder_lock, format_counts, refuse_existing, run_pairs,
+                              spending_limit, write_json)
 from backend.schema import MethodResult, Question
 from backend.schema.summary import AttackSummary
 from backend.whatif.attack import AttackPlan, Placement, outcome, plan_attack, poison
@@ -64,10 +65,13 @@ def _settings(runner, ks: list[int], placement: str, source: str | None, plans: 
 def attack_dataset(runner, questions: list[Question], methods: list[str], out_dir: str | Path,
                    ks: list[int] | tuple[int, ...] = DEFAULT_KS, placement: Placement = "spread",
                    source: str | None = None, resume: bool = False, retry_errors: bool = False,
-                   concurrency: int = 4, on_progress: Progress | None = None) -> dict[str, Any]:
+                   concurrency: int = 4, on_progress: Progress | None = None,
+                   max_cost: float | None = None) -> dict[str, Any]:
     """Attack ``questions`` with each k in ``ks``, run ``methods`` on every attacked question, write the folder
-    (module docstring) and return the summary. Raises ``EvaluationError`` for an unusable folder or a resume whose
-    settings differ from the folder's."""
+    (module docstring) and return the summary. ``max_cost``: stop cleanly once this run's calls cost that many US
+    dollars (``backend.cost.Budget``, as ``evaluate``'s; the stop is in ``notes.json``). Raises ``EvaluationError`` for
+    an unusable folder, a resume whose settings differ from the folder's, or a cost limit on a model without a price."""
+    budget = spending_limit(runner, max_cost)
     ks = sorted(set(int(k) for k in ks))
     if not ks or ks[0] < 0:
         raise EvaluationError(f"k must be 0 or more, got {ks}")
@@ -84,7 +88,8 @@ def attack_dataset(runner, questions: list[Question], methods: list[str], out_di
         refuse_existing(out, resume)  # before the settings are written over
         write_json(out / SETTINGS, settings)
         results, notes = run_pairs(runner, attacked, methods, out, resume=resume, retry_errors=retry_errors,
-                                   concurrency=concurrency, on_progress=on_progress, extra=lambda qid: info[qid])
+                                   concurrency=concurrency, on_progress=on_progress, extra=lambda qid: info[qid],
+                                   budget=budget)
         summary = AttackSummary.model_validate(summarize_attack(results, attacked, info, methods, ks)).as_dict()
         write_json(out / SUMMARY, summary)  # through the model: the file is what backend.outputs reads
         if notes:
@@ -102,7 +107,7 @@ def _rates(rows: list[tuple[Question, dict[str, Any], MethodResult]]) -> dict[st
     return {"attack_success_rate": _pct(sum(o.succeeded for _, o in ok), len(ok)),
             "accuracy": _pct(sum(o.correct for o in gold), len(gold)),
             "abstention": _pct(sum(o.abstained for _, o in ok), len(ok)),
-            "n": len(ok), "errors": len(rows) - len(ok)}
+            "n": len(ok), "errors": len(rows) - len(ok), **format_counts([c for _, _, r in rows for c in r.calls])}
 
 
 def summarize_attack(results: dict[tuple[str, str], MethodResult], attacked: list[Question],

@@ -15,6 +15,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from backend.llm import pricing
 from backend.llm.client import LLMConfig
 from backend.methods.base import run_sync
 from backend.schema import MethodResult, Question
@@ -24,20 +25,24 @@ from backend.whatif.compare import answer_set
 from backend.whatif.edits import RemoveDocuments, apply_edits
 
 Flip = Literal["answer", "keep→abstain", "abstain→keep"]
-#: Models that cost nothing to call: the built-in offline reader (and the tests' scripted models).
-FREE_PROVIDERS = ("offline/", "scripted/")
 #: Ablated questions run at once (each runs its methods concurrently; the client bounds the calls in flight).
 ABLATIONS_AT_ONCE = 4
 
 
 def is_free(config: LLMConfig) -> bool:
-    """Calls to this model cost nothing (the offline reader, in process or served by ``serve-model``)."""
-    return config.model.startswith(FREE_PROVIDERS)
+    """Calls to this model cost nothing (the offline reader, in process; ``backend.llm.pricing.is_free``)."""
+    return pricing.is_free(config.model)
 
 
 def estimate_calls(base: dict[str, MethodResult], documents: int) -> int:
     """Model calls a leave-one-out over ``documents`` documents may make, at most (before the cache)."""
     return documents * sum(len(r.calls) for r in base.values())
+
+
+def ablations(question: Question) -> list[Question]:
+    """The questions a leave-one-out runs: ``question`` without each of its documents in turn (what-if edits), so
+    their cost can be estimated before anything is sent (``backend.cost.estimate_run``)."""
+    return [apply_edits(question, [RemoveDocuments(ids=[d.id])]) for d in question.documents]
 
 
 def flip_of(before: MethodResult, after: MethodResult) -> Flip | None:

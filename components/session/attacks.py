@@ -13,7 +13,7 @@ from backend.evaluate import EvaluationError
 from backend.outputs import AttackResult, open_attack
 from backend.paths import default_cache_dir
 from backend.schema import Question
-from backend.whatif.campaign import attack_dataset
+from backend.whatif.campaign import attack_dataset, attacked_questions
 from components.session.evaluations import out_folder, start_batch
 from components.session.jobs import Job
 from components.session.state import Selection
@@ -64,6 +64,13 @@ def start(selection: Selection, methods: list[str], limit: int, ks: list[int], p
                   placement=placement, source=source if placement == "one_source" else None,
                   out_dir=resume_from or out_folder(ds.name, kind=KIND), resume=resume_from is not None)
     return start_batch(selection, about, _work, JOB_KEY, "conflictlens-attack")
+
+
+def attacked(selection: Selection, choice) -> list[Question]:
+    """The attacked questions an attack with ``choice``'s settings (``components.attack.Choices``) runs the methods
+    on, for its estimate before it starts."""
+    ds = selection.dataset
+    return attacked_questions(ds, ds.questions[:choice.limit], choice.ks, choice.placement, choice.source)[0]
 
 
 def current() -> Job | None:

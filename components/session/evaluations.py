@@ -45,6 +45,7 @@ class Batch:
     questions: list[Question]
     methods: list[str]
     out_dir: Path
+    max_cost: float | None = None   # US dollars: the run stops cleanly there (``evaluate``'s ``max_cost``)
 
 
 def out_folder(dataset: str, root: Path | None = None, kind: str = "evaluations") -> Path:
@@ -60,16 +61,18 @@ def out_folder(dataset: str, root: Path | None = None, kind: str = "evaluations"
 
 def _work(job: Job, run) -> None:
     b: Batch = job.about  # an exception is the job's error, shown on the page
-    summary = evaluate(run, b.questions, b.methods, b.out_dir,
+    summary = evaluate(run, b.questions, b.methods, b.out_dir, max_cost=b.max_cost,
                        on_progress=job.progress("Evaluating", "question", "question × method pairs", len(b.methods)))
     job.value = Evaluation.of_run(summary, b.out_dir, b.dataset)
 
 
-def start(selection: Selection, methods: list[str], limit: int) -> Job:
+def start(selection: Selection, methods: list[str], limit: int, max_cost: float | None = None) -> Job:
     """Start an evaluation of the first ``limit`` questions of the selected dataset with the session's runner
-    (its call cache and call log) and keep the job in the session; its ``value`` is then the ``Evaluation``."""
+    (its call cache and call log) and keep the job in the session; its ``value`` is then the ``Evaluation``.
+    ``max_cost``: stop cleanly once the run's calls cost that many US dollars (a priced model)."""
     ds = selection.dataset
-    about = Batch(dataset=ds, questions=ds.questions[:limit], methods=list(methods), out_dir=out_folder(ds.name))
+    about = Batch(dataset=ds, questions=ds.questions[:limit], methods=list(methods), out_dir=out_folder(ds.name),
+                  max_cost=max_cost)
     return start_batch(selection, about, _work, JOB_KEY, "conflictlens-evaluate")
 
 

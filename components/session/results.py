@@ -26,6 +26,7 @@ class RunKey:
     question: str | tuple[str, str]  # the question's id; for any other question (an edit) its id and content hash
     model: str
     api_base: str | None
+    structured_output: bool = False  # JSON-schema replies asked for (``LLMConfig.structured_output``)
     methods: tuple[str, ...] = ()
     evidence_mode: str = "given"
     method_params: str = "{}"  # {method: {parameter: value}} as sorted JSON: frozen and comparable

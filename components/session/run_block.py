@@ -9,6 +9,7 @@ from collections.abc import Callable
 import streamlit as st
 
 from backend.schema import MethodResult
+from components.session.cost import confirmed
 from components.session.progress import follow
 from components.session.runs import cached_results, replayed, running, start_run
 from components.session.state import Selection, key
@@ -27,12 +28,17 @@ def run_block(selection: Selection, methods: list[str], label: str, page: str, *
     the results so far; ``progress=False``: nothing drawn) and None. Else this session's results, else what the reply
     cache alone answers (a shared link in a fresh tab shows what was computed before), unless ``auto``: then a run
     starts without a click (for the offline model, which costs nothing) and a quick one is drawn at once. None and
-    ``hint`` when there is still nothing. ``model_note``: the offline model's note above the button."""
+    ``hint`` when there is still nothing. ``model_note``: the offline model's note above the button. With a hosted
+    model the run's estimate (calls, tokens, price) is drawn before the button, which waits for a confirmation when
+    the estimate is above the sidebar's threshold or the price is unknown (``components.session.cost``)."""
     if model_note and selection.model.model.startswith("offline/"):
         from backend.llm.offline import MODEL_NOTE
 
         st.caption(MODEL_NOTE)
-    clicked = button is not None and button.button("Run", type="primary", key=key(page, "run"), disabled=not methods)
+    # a hosted model: the estimate before anything is sent, and the confirmation above the sidebar's threshold
+    agreed = button is None or confirmed(selection, methods, page, **settings)
+    clicked = button is not None and button.button("Run", type="primary", key=key(page, "run"),
+                                                   disabled=not methods or not agreed)
     if not methods:
         if hint:
             st.info(hint)

@@ -54,7 +54,8 @@ def secrets_to_env() -> None:
 
 
 def llm_config(selection: Selection) -> LLMConfig:
-    return LLMConfig(model=selection.model.model, api_base=selection.model.api_base)
+    return LLMConfig(model=selection.model.model, api_base=selection.model.api_base,
+                     structured_output=selection.model.structured_output)
 
 
 class _Shared:
@@ -142,7 +143,8 @@ def run_key(selection: Selection, methods: list[str] | tuple[str, ...] = (), evi
     """The run of ``methods`` on the selected question (or ``question``) with these settings."""
     return RunKey(dataset=str(selection.dataset.path), version=dataset_version(selection.dataset),
                   question=_question_key(selection, question), model=selection.model.model,
-                  api_base=selection.model.api_base, methods=tuple(methods), evidence_mode=evidence_mode,
+                  api_base=selection.model.api_base, structured_output=selection.model.structured_output,
+                  methods=tuple(methods), evidence_mode=evidence_mode,
                   method_params=RunKey.params_text(method_params), chroma_url=selection.chroma_url or None)
 
 

@@ -6,7 +6,9 @@ import os
 
 import streamlit as st
 
+from backend.cost import DEFAULT_THRESHOLD_USD
 from backend.data import DatasetError, bundled_datasets
+from backend.llm.structured import supports_json_schema, unsupported_note
 from backend.paths import CHROMA_URL_ENV
 from components.dataset import question_label
 from components.failures import render_failure
@@ -33,6 +35,7 @@ def _init_from_url() -> None:
         wanted, own = OWN_FILE, wanted[len(FILE_PREFIX):]
     init_page_state(PAGE, {"dataset": wanted, "own_path": own,
                            "question": params.get("question"), "model": DEFAULT_MODEL, "api_base": "",
+                           "structured_output": False, "cost_threshold": DEFAULT_THRESHOLD_USD,
                            "chroma_url": default_chroma_url()})
 
 
@@ -95,19 +98,47 @@ def _pick_question(ds):
     return by_id[qid]
 
 
+#: The built-in offline models, one click away: (model, what it is).
+OFFLINE_VOICES = (("offline/reader", "the plain voice: replies exactly in each task's format"),
+                  ("offline/chatty", "the chatty voice: the same replies dressed as chat models write them "
+                                     "(preambles, Markdown, Q1: lists, 80% / .8, JSON, refusals in words)"))
+
+
+def _use_model(model: str) -> None:
+    """Pick a built-in model (a button's callback: it runs before the widgets are drawn again)."""
+    st.session_state[key(PAGE, "model")], st.session_state[key(PAGE, "api_base")] = model, ""
+
+
 def _pick_model() -> ModelChoice:
     with st.sidebar.expander("Model", expanded=False):
+        for column, (name, what) in zip(st.columns(len(OFFLINE_VOICES)), OFFLINE_VOICES):
+            column.button(name, key=key(PAGE, f"use_{name}"), help=f"Use {name}, {what}. No network, no key.",
+                          on_click=_use_model, args=(name,))
         model = st.text_input("litellm model", key=key(PAGE, "model"),
                               help="Any litellm model string, e.g. openai/gpt-4o-mini or ollama/llama3. "
                                    "The default offline/reader is the built-in deterministic heuristic "
-                                   "reader: no network, no key.")
+                                   "reader: no network, no key. offline/chatty gives the same replies dressed "
+                                   "as chat models write them (Markdown, preambles, percentages, JSON...).")
         api_base = st.text_input("api_base (optional)", key=key(PAGE, "api_base"),
                                  placeholder="http://localhost:11434")
         st.caption("API keys are read from the environment or .streamlit/secrets.toml only; "
                    "they are never typed here or stored.")
-        choice = ModelChoice(model=model.strip() or DEFAULT_MODEL, api_base=api_base.strip() or None)
+        structured = st.toggle("Structured output (JSON schema)", key=key(PAGE, "structured_output"),
+                               help="Ask each task for its JSON schema, where the model supports JSON-schema "
+                                    "responses (litellm's model map, or an openai/ model with an api_base: vLLM, "
+                                    "Ollama, serve-model). Off: the papers' reply formats, as the methods were "
+                                    "published.")
+        st.number_input("Ask before spending more than (US$)", min_value=0.0, step=0.25, format="%.2f",
+                        key=key(PAGE, "cost_threshold"),
+                        help="Before a run with a hosted model, the pages estimate its calls, tokens and price "
+                             "(litellm's model price map) and ask you to confirm above this amount, or when the price "
+                             "is unknown. Influence and dataset attacks always ask. The offline models cost $0.")
+        choice = ModelChoice(model=model.strip() or DEFAULT_MODEL, api_base=api_base.strip() or None,
+                             structured_output=structured)
         if st.button("Test connection", key=key(PAGE, "test_connection")):
             _test_connection(choice)
+    if structured and not supports_json_schema(choice.model, choice.api_base):  # outside the expander: always seen
+        st.sidebar.warning(md(unsupported_note(choice.model)), icon=":material/warning:")
     return choice
 
 

@@ -19,6 +19,7 @@ DEFAULT_MODEL = "offline/reader"
 class ModelChoice:
     model: str = DEFAULT_MODEL
     api_base: str | None = None  # keys never live here: they come from the environment or st.secrets
+    structured_output: bool = False  # ask for each task's JSON schema where the model supports it
 
 
 @dataclass(frozen=True)

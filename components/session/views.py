@@ -9,6 +9,7 @@ from backend.methods import SPECS
 from backend.report.text import plural
 from components import method_page
 from components.failures import render_failure
+from components.read_status import render_read_status
 from components.safe import md
 from components.session.navigation import ensure_navigation
 from components.session.run_block import run_block
@@ -70,5 +71,6 @@ def render_method_page(name: str) -> None:
         if result.calls:
             (view.calls or method_page.render_calls)(st, result.calls)
         st.stop()
+    render_read_status(st, result.calls)  # replies the method could not read: it took its paper's default
     show_truth = st.toggle("Show ground truth", key=key(page, "show_truth"), help=view.truth_help)
     (view.panels or method_page.render_panels)(st, result, question, show_truth, page)

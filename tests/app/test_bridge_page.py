@@ -1,8 +1,10 @@
 """Decision path page (BRIDGE): live offline runs on scenarios questions that reach FA, FI and FE, a question that
 reflects three times and defaults to RA, one where the model has no internal knowledge (K_int "None"), the truth
-overlay, and a scripted model forcing RA at N5."""
+overlay (with the scorer's blind spot said when an answer swap passes for agreement), and a scripted model forcing RA
+at N5."""
 
 import json
+import re
 
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -53,7 +55,7 @@ def _taken(chart: dict) -> set[str]:
 
 @pytest.mark.parametrize("question, leaf, taken, option", [
     ("sc-0001", "FA", {"N0→FA"}, "D. Andy Williams"),
-    ("sc-0014", "FI", {"N0→N2", "N2→N3", "N3→FI"}, "B. 2 July 1829"),
+    ("sc-0021", "FI", {"N0→N2", "N2→N3", "N3→FI"}, "A. Steve Valentine"),
     ("sc-0032", "FE", {"N0→N2", "N2→N4", "N4→FE"}, "C. Vienna"),
 ])
 def test_offline_runs_reach_each_answering_leaf(question, leaf, taken, option):
@@ -87,23 +89,39 @@ def test_offline_runs_reach_each_answering_leaf(question, leaf, taken, option):
 
 
 def test_three_reflections_default_to_ra():
-    at = _bridge("sc-0037")
+    at = _bridge("sc-0027")  # FE evolution: the memory's 22 episodes against the document's 24
     assert [t.label for t in at.tabs] == ["Cycle 0: initial → REFLECT", "Cycle 1/3: reflection → REFLECT",
                                           "Cycle 2/3: reflection → REFLECT", "Cycle 3/3: reflection → REFLECT"]
     badges = _badges(at)
     assert ":orange-badge[defaulted to RA]" in badges and ":gray-badge[leaf RA (refuse)]" in badges
     texts = "\n".join(_texts(at))
-    assert "leaf RA (refuse) · 3 reflection cycles of 3 · defaulted to RA · answer: A. I don't know" in texts
+    assert "leaf RA (refuse) · 3 reflection cycles of 3 · defaulted to RA · answer: D. I don't know" in texts
     assert "outcome REFLECT, but 3 reflection cycles are used up: defaulted to RA" in texts
-    assert "Chosen option: A. I don't know (no responder call)" in texts
+    assert "Chosen option: D. I don't know (no responder call)" in texts
     trees = [c for c in _charts(at) if c["layout"]["title"]["text"].startswith(view.TREE_TITLE)]
     assert len(trees) == 4 and all(_taken(t) == {"N0→N2", "N2→N4", "N4→N5", "N5→REFLECT"} for t in trees)
     assert any(e.label == "Raw prompts and outputs (10 calls)" for e in at.expander)
 
     at.toggle(key="bridge.show_truth").set_value(True).run()
     badges = _badges(at)
-    assert ":green-badge[leaf matches the scenario (RA vs RA)]" in badges
-    assert ":green-badge[answer correct ✓]" in badges
+    assert ":red-badge[leaf differs from the scenario (RA vs FE)]" in badges
+    assert ":red-badge[answer wrong ✗]" in badges
+
+
+def test_the_truth_overlay_says_when_the_scorer_cannot_tell_a_swapped_answer_from_memory():
+    """Issue 25 §9: sc-0014's memory is its document's passage with the true date (FI); S1 rates the two as agreeing,
+    N0 says FA and the misinformation wins. The truth overlay says why; without the truth nothing is said."""
+    at = _bridge("sc-0014")
+    assert not [w for w in at.warning if "similarity scorer" in w.value]
+    at.toggle(key="bridge.show_truth").set_value(True).run()
+    assert not at.exception, at.exception
+    assert ":red-badge[leaf differs from the scenario (FA vs FI)]" in _badges(at)
+    notes = [re.sub(r"\\(.)", r"\1", w.value) for w in at.warning      # shown escaped (components.safe.md)
+             if "similarity scorer" in w.value]
+    assert len(notes) == 1 and notes[0].startswith(
+        "BRIDGE's similarity scorer cannot tell the misinformation passage sc-0014-d1 (it says “2 July 1825”) from "
+        "the memory it contradicts (it says “2 July 1829”): S1 = 0.")
+    assert notes[0].endswith(" > α = 0.5, so it rates them as agreeing.")
 
 
 def test_no_internal_knowledge():

@@ -101,7 +101,8 @@ def test_a_scripted_refusal_is_overridden_and_model_text_stays_text():
     assert any(t.startswith("Fired: the RAG answer is a refusal (“unknown”)") for t in texts)
     assert ":orange-badge[refusal: “unknown”]" in _badges(at)
     assert "The branches agree (both keep): no fusion call, the decision is keep." in texts
-    assert any(t.startswith("answer: **unknown** [x](http://127.0.0.1:9/x)\n") for t in texts)  # as text
+    # the reader drops the emphasis ("removed Markdown"); the link it keeps is shown as text, never rendered
+    assert any(t.startswith("answer: unknown [x](http://127.0.0.1:9/x)\n") for t in texts)
     assert not any("[x](" in m.value for m in at.markdown)
 
 
@@ -119,25 +120,26 @@ def test_the_dataset_view_on_six_questions():
     at = _page()
     assert at.multiselect(key="counterfactual.strategies").value == ["direct", "probability", "safety"]
     at.number_input(key="counterfactual.limit").set_value(6).run()
-    assert any("Press Run over the dataset: 6 questions × 4 configurations" in i.value for i in at.info)
+    assert any("Press Run over the dataset: 6 questions × 3 configurations" in i.value for i in at.info)
     wait_for_runs(at.button(key="counterfactual.sweep").click().run())
     assert not at.exception, at.exception
     caption = next(c.value for c in at.caption if "configurations per question" in c.value)
-    assert caption.startswith(md("6 questions of ramdocs_dev · 4 configurations per question"))
+    assert caption.startswith(md("6 questions of ramdocs_dev · 3 configurations per question"))
     matrices = [f.value for f in at.dataframe if "K (kept)" in f.value.columns]
     assert len(matrices) == 4 and all(int(m.to_numpy().sum()) == 6 for m in matrices)
     keep_all = matrices[-1]
     assert list(keep_all["D (discarded)"]) == [0, 0]  # the reference keeps every answer
     metrics = _frame(at, "risk ↓")
     assert list(metrics["point"]) == ["RC-RAG, direct selection", "RC-RAG, probability comparison",
-                                      "RC-RAG, safety (code only, not in the paper)", "keep everything (vanilla_rag)"]
+                                      "RC-RAG, safety (code only, not in the paper)",
+                                      "keep everything (the RAG answer)"]
     assert {"overcaution ↓ (code only)", "recall ↑ (code only)"} <= set(metrics.columns)
     assert metrics.iloc[-1]["coverage ↑"] == "100.00"
     assert all(v == "n/a" or float(v) >= 0 for v in metrics["risk ↓"])
     charts = _charts(at)
     scatter = next(s for t, s in charts.items() if t.startswith("Risk vs coverage"))
-    assert "keep everything (vanilla_rag)" in [d["name"] for d in scatter["data"]]
-    assert next(d for d in scatter["data"] if d["name"] == "keep everything (vanilla_rag)")["x"] == [100.0]
+    assert "keep everything (the RAG answer)" in [d["name"] for d in scatter["data"]]
+    assert next(d for d in scatter["data"] if d["name"] == "keep everything (the RAG answer)")["x"] == [100.0]
     assert {"Decision paths per fusion strategy",
             "How often each counterfactual changed the RAG answer, by label"} <= set(charts)
     paths = _frame(at, "decision path")

@@ -6,7 +6,7 @@ import re
 import pytest
 
 from backend.llm.server import running_server
-from tests.browser.walk import ms, use_model, wait_until
+from tests.browser.walk import accept_unknown_price, ms, use_model, wait_until
 
 pytestmark = pytest.mark.browser
 METHODS = ["no_rag", "vanilla_rag"]  # one model call each
@@ -23,6 +23,7 @@ def test_a_run_goes_on_while_the_user_visits_another_page(app_url, browser):
             page.keyboard.press("Escape")  # a "Page not found" notice of the server's first requests, if any
             use_model(page, "hosted_vllm/reader", model_server.base_url)
             wait_until(page, "Press Run.")  # a hosted model waits for Run (nothing of it is in the reply cache)
+            accept_unknown_price(page)  # litellm's price map does not list a self-hosted model
             page.get_by_role("button", name="Run", exact=True).click()
             wait_until(page, "running…")
 

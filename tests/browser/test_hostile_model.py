@@ -7,8 +7,8 @@ import pytest
 
 from backend.llm.server import running_server
 from tests.browser.test_hostile import MADE_FROM_DATA, _watch_dialogs, pixel_server  # noqa: F401 - a fixture
-from tests.browser.walk import (PAGES, VIEWPORT, exceptions, main_text, ms, screenshot, settle, show, use_model,
-                                wait_until)
+from tests.browser.walk import (PAGES, VIEWPORT, accept_unknown_price, exceptions, main_text, ms, screenshot, settle,
+                                show, use_model, wait_until)
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -31,6 +31,7 @@ def test_a_hostile_model_s_replies_are_shown_as_text_on_every_page(app_url, brow
             settle(page)
             page.get_by_test_id("stSidebarNav").get_by_role("link", name="Inspect", exact=True).click()
             wait_until(page, "Press Run.")  # a hosted model waits for Run
+            accept_unknown_price(page)  # once for the session: the other pages' runs do not ask again
             page.get_by_role("button", name="Run", exact=True).click()
             wait_until(page, "Download this inspection as HTML")
             for link in PAGES:

@@ -25,7 +25,7 @@ from backend.labels.model import LabelDraft
 from backend.llm.server import RunningServer, ServerSettings
 from backend.paths import SAMPLE_DATA
 from tests.browser.conftest import app_server
-from tests.browser.walk import ms, use_model, wait_until
+from tests.browser.walk import accept_unknown_price, ms, use_model, wait_until
 from tests.conftest import ROOT
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -92,6 +92,7 @@ def drive_app(browser, url: str, question: str, good: str, leaky: str) -> str:
         wait_until(page, sidebar.get_by_text("Question (100)"))
         use_model(page, "openai/reader", good)
         wait_until(page, "Press Run")
+        accept_unknown_price(page)
         page.get_by_role("button", name="Run", exact=True).click()
         wait_until(page, lambda p: p.evaluate("() => { const t = document.body.innerText; "
                                               "return t.includes('vanilla_rag') && !t.includes('Press Run') "

@@ -107,6 +107,14 @@ def use_model(page, model: str, api_base: str) -> None:
         field.press("Enter")
 
 
+def accept_unknown_price(page) -> None:
+    """Tick the page's "send at an unknown price" box, as a user does once per session for a self-hosted model the
+    price map does not list (the box is there before the first run with that model)."""
+    box = page.get_by_text("at an unknown price (asked once this session)")
+    box.wait_for(timeout=ms(patience()))
+    box.click()
+
+
 def show(page, link: str, *, calibration: int | None = None, bridge_ran: bool = True) -> None:
     """Open the page (Inspect: the one already open) and do what a user does there to see its content: Sources
     runs RA-RAG (``calibration``: a shorter stage 1), the others show the session's results; wait for that content."""

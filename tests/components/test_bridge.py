@@ -1,14 +1,15 @@
 """Decision path page shaping on hand-built BRIDGE traces (no Streamlit): one trace per leaf (FA, FI, FE, RA via N3,
 RA via N5, REFLECT x4 -> RA), built with the method's own ``decide`` on docs/methods/bridge.md §3's worked
-examples; the phase map's regions; the tree figure highlighting exactly the visited path; K_int "None"; the truth overlay."""
+examples; the phase map's regions; the tree figure highlighting exactly the visited path; K_int "None"; the truth overlay,
+with the scorer's blind spot (an answer swap rated as agreement) said when it happens."""
 
 import json
 
 import pytest
 
 from backend.methods.bridge import decide
-from backend.schema import (BridgeCycle, BridgeDemo, BridgeKnowledge, BridgeSubQuery, BridgeTrace, LLMCall,
-                            PairScore, Question)
+from backend.schema import (BridgeCycle, BridgeDemo, BridgeKnowledge, BridgeSubQuery, BridgeTrace, DocLabel,
+                            Document, LLMCall, PairScore, Question)
 from components import bridge as view
 
 OPTIONS = ["Alice", "I don't know", "Bob", "Carol"]
@@ -205,6 +206,34 @@ def test_truth_and_response():
     assert view.truth_facts(ra, q)["correct"] is True
     assert view.strategy_text(ra).startswith("Leaf RA: refuse")
     assert [n for n, _ in view.responder_knowledge(_trace("FE"))] == ["K_ext", "K_ret", "K_ret"]
+
+
+def _labelled(label: DocLabel, gold: str, wrong: str) -> Question:
+    """The question of ``_trace``'s K_ext (d9, "Bob wrote The Book."), its document labelled by ``label``."""
+    return Question(id="q1", question="Who wrote The Book?", gold_answers=[gold], wrong_answers=[wrong],
+                    documents=[Document(id="d9", text="Bob wrote The Book.", label=label)])
+
+
+def test_the_page_says_when_the_scorer_cannot_tell_a_swapped_answer_from_memory():
+    """Issue 25 §9: memory "Alice wrote The Book." and K_ext "Bob wrote The Book." differ in the answer only; when S1
+    rates them as agreeing (S1 > α) and the truth says they conflict, the page says so, naming which side is wrong."""
+    misinfo = _labelled(DocLabel(type="misinfo", answer="Bob"), gold="Alice", wrong="Bob")
+    fa = _trace("FA")                                   # S1 = 0.72 > α = 0.5
+    assert view.scorer_blind_spots(fa, misinfo) == [
+        "BRIDGE's similarity scorer cannot tell the misinformation passage d9 (it says “Bob”) from the memory it "
+        "contradicts (it says “Alice”): S1 = 0.72 > α = 0.5, so it rates them as agreeing."]
+    outdated = _labelled(DocLabel(type="correct", answer="Bob"), gold="Bob", wrong="Alice")
+    assert view.scorer_blind_spots(fa, outdated) == [
+        "BRIDGE's similarity scorer cannot tell the memory (it says “Alice”, a wrong answer) from the passage d9 it "
+        "contradicts (it says “Bob”): S1 = 0.72 > α = 0.5, so it rates them as agreeing."]
+    # Nothing to say: S1 at or below α, no memory, memory and passage agree, the document unlabelled or not in K_ext.
+    assert view.scorer_blind_spots(_trace("FI"), misinfo) == []             # S1 = 0.45
+    assert view.scorer_blind_spots(fa.model_copy(update={"k_int": "None", "k_int_idk": True}), misinfo) == []
+    assert view.scorer_blind_spots(fa.model_copy(update={"k_int": "Bob wrote The Book."}), misinfo) == []
+    assert view.scorer_blind_spots(fa, _labelled(DocLabel(type="noise"), gold="Alice", wrong="Bob")) == []
+    assert view.scorer_blind_spots(fa.model_copy(update={"k_ext_ids": ["d1"]}), misinfo) == []
+    at_alpha = fa.model_copy(update={"cycles": [fa.cycles[0].model_copy(update={"s1": _s(0.504)})]})
+    assert "S1 = 0.504 > α = 0.5" in view.scorer_blind_spots(at_alpha, misinfo)[0]
 
 
 def test_calls_in_pipeline_order():

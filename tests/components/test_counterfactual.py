@@ -261,8 +261,7 @@ def test_a_scripted_sweep_shapes_into_the_per_question_table():
         {"question": "bulls-3", "RAG answer": "Chicago Bulls", "label": "—", "direct selection": "KEEP · —",
          "probability comparison": "ABSTAIN · —", "safety (code only, not in the paper)": "ABSTAIN · —"}]
     caption = view.sweep_caption(sweep)
-    assert caption.startswith("3 questions of tiny · 4 configurations per question (direct, probability, safety, "
-                              "vanilla_rag)")
+    assert caption.startswith("3 questions of tiny · 3 configurations per question (direct, probability, safety) ")
     metrics = view.metrics_frame(sweep.points)
     assert list(metrics["unlabelled"]) == [1, 1, 1, 1]
     json.dumps(view.risk_coverage_figure(sweep.points).to_plotly_json(), default=str)  # serialisable

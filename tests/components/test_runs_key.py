@@ -49,6 +49,7 @@ def test_every_field_of_the_key_changed_in_turn_misses_and_gets_its_own_runner(s
         "question": (_selection(ds, ds.questions[1]), {}),
         "model": (_selection(ds, model="offline/other"), {}),
         "api_base": (_selection(ds, api_base="http://127.0.0.1:9"), {}),
+        "structured_output": (_selection(ds, structured_output=True), {}),
         "methods": (base, {"methods": ["no_rag", "vanilla_rag"]}),
         "evidence_mode": (base, {"evidence_mode": "retrieve"}),
         "method_params": (base, {"method_params": {"no_rag": {"top_k": 5}}}),

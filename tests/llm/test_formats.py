@@ -55,3 +55,20 @@ def test_passages():
     r = f.parse_passages("<DOC>one</DOC><DOC>two</DOC>", max_passages=1)
     assert r.value.kept == ["one"] and not r.ok and "past the limit" in r.note
     assert f.parse_passages("I don't know.").value.kept == [] and f.parse_passages("None").value.kept == []
+
+
+def test_exact_replies_are_read_from_their_raw_text():
+    """Nothing to see through: the reply is read as it is (curly quotes, tokenised `` '' quotes), and exact."""
+    assert f.parse_short_answer("Rock ’n’ roll") == f.Parsed("Rock ’n’ roll")
+    turn = "Answer: Cut Copy. Explanation: inanities such as `` free your mind '' and `` shine on , ''."
+    assert f.parse_agent_response(turn) == f.Parsed(("Cut Copy", "inanities such as `` free your mind '' and `` "
+                                                                 "shine on , ''."))
+    assert f.parse_short_answer("I'm Sorry") == f.Parsed("I'm Sorry")            # a song title, not a refusal
+    assert f.parse_short_answer("I'm sorry, but I don't know.").value is None
+
+
+@pytest.mark.parametrize("name", sorted(READERS))
+def test_an_empty_reply_is_unreadable_and_names_the_default(name):
+    for text in ("", "   ", None):
+        read = READERS[name](text)
+        assert read.status == "unreadable" and "the method used its default" in read.note

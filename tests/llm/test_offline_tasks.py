@@ -264,8 +264,8 @@ def test_aggregate_keeps_ambiguous_answers_and_drops_lone_misinformation():
 
 # --- counterfactual prompting (RC-RAG) -------------------------------------------------------------
 
-def _answer_evidence(reply: CFReply) -> tuple[str, list[int]]:
-    return reply.answer, reply.passages
+def _answer_evidence(read: Parsed[CFReply]) -> tuple[str, list[int]]:
+    return read.value.answer, read.value.passages
 
 
 def test_cf_answer_quality_usage():
@@ -294,23 +294,23 @@ def test_cf_answer_quality_usage():
     # nothing else answers: "I don't know", read as a refusal citing no passage
     text, q = run("cf_quality", {"question": Q_BORN, "passages": [ext(1, BORN_1869), ext(2, NOISE)],
                                  "previous_answer": "5 February 1869", "previous_evidence": [0]})
-    assert text.startswith("Answer: I don't know.") and q.reject and q.passages == []
+    assert text.startswith("Answer: I don't know.") and q.value.reject and q.value.passages == []
 
-    assert run("cf_usage", EXAMPLES["cf_usage"])[1].answer == "5 February 1869"
+    assert run("cf_usage", EXAMPLES["cf_usage"])[1].value.answer == "5 February 1869"
 
 
 def test_cf_judge_and_probability():
-    assert run("cf_judge", EXAMPLES["cf_judge"])[1] == ("keep", None)
+    assert run("cf_judge", EXAMPLES["cf_judge"])[1] == Parsed("keep")
     conflicted = {"question": Q_BORN, "passages": BORN_PASSAGES, "previous_answer": "5 February 1872",
                   "kind": "usage"}
-    assert run("cf_judge", conflicted)[1] == ("discard", None)
+    assert run("cf_judge", conflicted)[1] == Parsed("discard")
     alone = {"question": Q_AGT, "passages": [ext(1, AGT_RYAN)], "previous_answer": "Bianca Ryan",
              "kind": "quality"}
-    assert run("cf_judge", alone)[1] == ("keep", None)
-    assert run("cf_judge", {**alone, "previous_answer": "I don't know"})[1] == ("discard", None)
+    assert run("cf_judge", alone)[1] == Parsed("keep")
+    assert run("cf_judge", {**alone, "previous_answer": "I don't know"})[1] == Parsed("discard")
 
-    p_major = run("cf_probability", EXAMPLES["cf_probability"])[1][0]
-    p_minor = run("cf_probability", {**EXAMPLES["cf_probability"], "previous_answer": "5 February 1872"})[1][0]
+    p_major = run("cf_probability", EXAMPLES["cf_probability"])[1].value
+    p_minor = run("cf_probability", {**EXAMPLES["cf_probability"], "previous_answer": "5 February 1872"})[1].value
     assert 0 < p_minor < p_major < 1
 
 
@@ -370,11 +370,14 @@ def test_select_option():
 
 def test_every_task_through_litellm():
     from backend.llm.client import LLMClient, LLMConfig
+    from backend.llm.offline import respond
+    from tests.llm.test_offline_prompt import prompt_for   # the offline model reads the task's own prompt
 
     client = LLMClient(LLMConfig(cache_mode="off"))
     for task in sorted(TASKS):
         fields = {k: v for k, v in EXAMPLES[task].items() if k != "question"}
-        call = client.complete(messages=[{"role": "user", "content": f"(prompt for {task})"}], task=task,
-                               step="t", question=EXAMPLES[task]["question"], fields=fields)
-        assert call.error is None and call.response == HANDLERS[task](EXAMPLES[task]), task
+        messages = prompt_for(task, EXAMPLES[task])
+        call = client.complete(messages=messages, task=task, step="t", question=EXAMPLES[task]["question"],
+                               fields=fields)
+        assert call.error is None and call.response == respond(messages, {"task": task, **EXAMPLES[task]}), task
         assert clean(read(task, call.response, EXAMPLES[task]))[0], (task, call.response)

@@ -296,17 +296,31 @@ def test_offline_memory_wins_a_tie_unless_the_question_asks_for_recent_informati
     assert _offline(recent).answers == ["Bob Dylan"]
 
 
-def test_scenarios_astute_follows_the_right_side_of_a_conflict():
-    """Issue 11: on FI (memory right) Astute follows memory more often than vanilla RAG; on FE (documents
-    right) it follows the documents at least as often as closed book."""
+def test_scenarios_report_whose_knowledge_each_answer_follows():
+    """benchmarks/astute_scenarios.py: per scenario kind and method, every answer is counted once (memory,
+    documents, both, abstains, other). Issue 25 §9: the report says what happens on memory passages without
+    asserting the paper's claim; what the baselines' mechanisms force is asserted (vanilla RAG never reads memory,
+    closed book never reads documents), and each side is checked on a question by hand."""
     sys.path.insert(0, str(ROOT))
-    from benchmarks.astute_scenarios import follow_rates, run
+    from benchmarks.astute_scenarios import KINDS, behaviour, follow_rates, kind, run, side
 
     questions, results = run(str(ROOT / "sample_data" / "scenarios"))
+    table = behaviour(questions, results)
+    assert list(table) == list(KINDS)
+    for k, rows in table.items():
+        n = sum(kind(q) == k for q in questions)
+        assert all(sum(counts.values()) == n for counts in rows.values()) and not any(
+            counts["error"] for counts in rows.values())
+        if k != "FA":   # FA: memory and documents agree, so an answer follows both
+            assert table[k]["vanilla_rag"]["memory"] == 0 and table[k]["no_rag"]["documents"] == 0
     rates = follow_rates(questions, results)
-    assert rates["FI"]["astute"] > rates["FI"]["vanilla_rag"]
-    assert rates["FE"]["astute"] >= rates["FE"]["no_rag"]
-    assert rates["FI"]["astute"] >= 0.5 and rates["FE"]["astute"] >= 0.5  # measured 0.667 / 0.583
+    assert set(rates) == {"FI", "FE"} and all(0 <= v <= 1 for r in rates.values() for v in r.values())
+    fi = next(q for q in questions if q.meta["scenario"] == "FI")
+    as_memory = results[fi.id]["no_rag"].model_copy(update={"answers": [fi.meta["internal_answer"]],
+                                                            "abstained": False})
+    assert side(as_memory, fi) == "memory"
+    assert side(as_memory.model_copy(update={"answers": [fi.meta["external_answer"]]}), fi) == "documents"
+    assert side(as_memory.model_copy(update={"answers": [], "abstained": True}), fi) == "abstains"
 
 
 def test_cli_inspect_json_reports_two_calls_and_groups(tmp_path):

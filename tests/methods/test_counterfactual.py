@@ -12,6 +12,7 @@ import time
 import pytest
 
 from backend.llm.client import LLMClient, LLMConfig
+from backend.llm.formats import Parsed
 from backend.llm.providers import scripted
 from backend.methods import METHODS
 from backend.methods.base import RunContext
@@ -187,16 +188,24 @@ def test_keep_discard_parser_does_not_reproduce_the_dollar_bug():
 
     released = re.findall(r'$$(.+)$$', "$$ discard $$")   # the released regex: `$` is an anchor, never matches
     assert released == []
-    assert parse_keep_discard("$$ discard $$") == ("discard", None)     # we read the marks
-    assert parse_keep_discard("I keep thinking... $$ discard $$") == ("discard", None)  # not "keep" in output
-    assert parse_keep_discard("KEEP") == ("keep", "no $$ marks; took the last bare word ('keep')")
-    assert parse_keep_discard("")[0] == "discard"
+    assert parse_keep_discard("$$ discard $$") == Parsed("discard", "exact")     # we read the marks
+    assert parse_keep_discard("I keep thinking... $$ discard $$") == Parsed("discard", "exact")  # not "keep" in output
+    keep = parse_keep_discard("KEEP")
+    assert (keep.value, keep.status) == ("keep", "lenient") and "no $$ marks" in keep.note
+    # the decision the sentence makes, not its first or last mark
+    both = parse_keep_discard("I choose to $$ keep $$ this answer rather than $$ discard $$ it")
+    assert (both.value, both.status) == ("keep", "lenient") and "both" in both.note
+    assert parse_keep_discard("Discard it instead of keeping it.").value == "discard"
+    assert parse_keep_discard("").status == "unreadable" and parse_keep_discard("").value == "discard"
 
 
-@pytest.mark.parametrize("raw,value", [("Probability: 0.85", 0.85), ("1", 1.0), ("95%", 0.95), ("0.3.", 0.3),
-                                       ("nothing", 0.0), ("Probability: 250", 1.0)])
-def test_probability_parser(raw, value):
-    assert parse_probability(raw)[0] == value
+@pytest.mark.parametrize("raw,value,status", [
+    ("Probability: 0.85", 0.85, "exact"), ("1", 1.0, "exact"), ("0.3.", 0.3, "exact"), (".8", 0.8, "exact"),
+    ("95%", 0.95, "lenient"), ("7/10", 0.7, "lenient"), ("0,8", 0.8, "lenient"), ("Probability: 250", 1.0, "lenient"),
+    ("nothing", 0.0, "unreadable")])
+def test_probability_parser(raw, value, status):
+    read = parse_probability(raw)
+    assert (read.value, read.status) == (pytest.approx(value), status)
 
 
 def test_match_rule_records_every_score():
@@ -231,8 +240,41 @@ def test_folds_use_the_rag_answer_and_a_reference_for_abstentions():
     abstained = MethodResult(method="astute", question_id="bulls", abstained=True)
     wrong_ref = MethodResult(method="vanilla_rag", question_id="bulls", answers=["Barons"])
     assert risk_fold(abstained, Q) is None and risk_fold(abstained, Q, wrong_ref) == "UD"
-    assert risk_fold(MethodResult(method="x", question_id="bulls", answers=["Bulls"]), Q) == "AK"
+    assert risk_fold(abstained, Q, kept) == "AD" and risk_fold(abstained, Q, dropped) == "AD"  # RC-RAG's RAG answer
+    # the released code's rule, not the lenient one: "Bulls" is F1 0.67 and ROUGE-L recall 0.5 from "Chicago Bulls"
+    assert risk_fold(MethodResult(method="x", question_id="bulls", answers=["Bulls"]), Q) == "UK"
+    assert risk_fold(MethodResult(method="x", question_id="bulls", answers=["the Chicago Bulls."]), Q) == "AK"
     assert risk_fold(kept, Q.model_copy(update={"gold_answers": []})) is None
+
+
+def test_keep_everything_keeps_each_rag_answer_even_a_refusal():
+    from backend.methods.counterfactual.risk import REFERENCE, keep_everything
+
+    dropped, _ = _run("Answer: Birmingham Barons. Evidence: ## Passage-2 ##", "Chicago Bulls", fusion="safety")
+    refused, _ = _run("unknown", "unknown", rag="Answer: unknown.\nEvidence: ## none ##")
+    assert dropped.abstained and refused.abstained and risk_fold(refused, Q) == "UD"   # the override discards it
+    q2 = Q.model_copy(update={"id": "bulls-2"})
+    ref = keep_everything({"bulls": dropped, "bulls-2": refused}, [Q, q2])
+    assert ref.method == REFERENCE and ref.folds == {"AK": 1, "AD": 0, "UK": 1, "UD": 0} and ref.calls == 0
+    assert (ref.metrics["risk"], ref.metrics["coverage"]) == (50.0, 100.0)   # risk = U / N without risk control
+
+
+def test_the_sweep_labels_every_point_by_rc_rags_own_rag_answer():
+    """Vanilla RAG (another prompt and k) answers wrong here; the reference and the abstaining closed book are still
+    labelled by RC-RAG's right RAG answer (counterfactual.md §5.2)."""
+    from backend.data import Dataset
+    from backend.methods.counterfactual.risk import risk_sweep
+    from backend.runner import Runner
+
+    script = {"cf_answer": RAG, "cf_quality": "Chicago Bulls", "cf_usage": "Chicago Bulls",
+              "keyword_answer": "Birmingham Barons", "closed_book": "I don't know"}
+    ds = Dataset(name="bulls", path="bulls.jsonl", questions=[Q])
+    with scripted(script):
+        sweep = risk_sweep(Runner(ds, llm=LLMConfig(model="scripted/ref", cache_mode="off")), [Q], ("direct",),
+                           also=("no_rag",))
+    direct, closed_book, ref = sweep.points
+    assert list(sweep.results) == ["direct", "no_rag"]                       # no vanilla RAG run
+    assert direct.folds["AK"] == closed_book.folds["AD"] == ref.folds["AK"] == 1
 
 
 def test_registry_and_defaults():
@@ -251,11 +293,13 @@ def test_risk_sweep_on_ramdocs(ramdocs):
     seen = []
     sweep = risk_sweep(Runner(ramdocs, llm=LLMConfig(cache_mode="off")), ramdocs.questions[:8],
                        on_progress=lambda d, n: seen.append((d, n)), also=("no_rag",))
-    assert seen[-1] == (40, 40) and [p.label for p in sweep.points] == [
-        "direct", "probability", "safety", "no_rag", "keep everything (vanilla_rag)"]
+    assert seen[-1] == (32, 32) and [p.label for p in sweep.points] == [   # the reference makes no run of its own
+        "direct", "probability", "safety", "no_rag", "keep everything (the RAG answer)"]
     ref = sweep.points[-1]
-    assert ref.metrics["coverage"] == 100.0 and sum(ref.folds.values()) == 8
-    closed_book = sweep.points[3]      # RAMDocs gives it no memory: it abstains, labelled by vanilla RAG's answer
+    assert ref.metrics["coverage"] == 100.0 and sum(ref.folds.values()) == 8 and ref.calls == 0
+    for p in sweep.points[:3]:         # RC-RAG's own RAG answer labels every point alike
+        assert p.folds["AK"] + p.folds["AD"] == ref.folds["AK"] and p.folds["UK"] + p.folds["UD"] == ref.folds["UK"]
+    closed_book = sweep.points[3]      # RAMDocs gives it no memory: it abstains, labelled by RC-RAG's RAG answer
     assert closed_book.folds["AK"] + closed_book.folds["UK"] == 0 and sum(closed_book.folds.values()) == 8
     assert closed_book.folds["AD"] == ref.folds["AK"] and closed_book.metrics["risk"] is None
     direct, _, safety, _, _ = sweep.points
@@ -283,7 +327,7 @@ def test_cli_risk_table_and_errors(tmp_path):
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
     assert out["questions"] == 4 and [p["point"] for p in out["points"]] == [
-        "direct", "safety", "keep everything (vanilla_rag)"]
+        "direct", "safety", "keep everything (the RAG answer)"]
     assert all(sum(p[f] for f in ("AK", "AD", "UK", "UD")) + p["unlabelled"] == 4 for p in out["points"])
     table = risk("--dataset", "sample_data/ramdocs_dev", "--limit", "2", "--strategies", "safety")
     assert table.returncode == 0 and "carefulness" in table.stdout and "n/a" in table.stdout  # no U kept: n/a

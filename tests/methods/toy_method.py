@@ -1,5 +1,5 @@
 """A toy method added the way the README's "Adding a method" says: one ``MethodSpec`` beside the class, its trace and
-its offline handler, all in this one file; no other file of the project names it.
+its offline handler with the reader of its prompt, all in this one file; no other file of the project names it.
 
 It reads the question's first document and answers its first sentence's last word (or abstains without documents).
 ``tests/methods/test_toy_method.py`` imports it; ``pytest -p tests.methods.toy_method`` loads it as a plugin, so
@@ -11,10 +11,12 @@ from __future__ import annotations
 from typing import Literal
 
 from backend.llm.formats import parse_short_answer
-from backend.llm.offline.registry import register_handlers
+from backend.llm.offline.prompt import matcher
+from backend.llm.offline.registry import PromptReader, register_handlers, register_readers
 from backend.llm.tasks import TaskSpec
 from backend.methods import MethodSpec, register
 from backend.methods.base import Method, Outcome, RunContext, passages_field
+from backend.methods.estimate import CallEstimate, Sizes
 from backend.schema import Question
 from backend.schema.trace import Trace
 
@@ -55,9 +57,26 @@ def last_word(fields: dict) -> str:
     return words[-1].strip(",;:") if words else "I don't know"
 
 
+def estimate(method: ToyMethod, question: Question, sizes: Sizes) -> CallEstimate:
+    """Its cost before a run (``MethodSpec.estimate``): one call over its prompt and the first document, a one-word
+    reply."""
+    est = CallEstimate(method=NAME)
+    first = sizes.evidence(question)[:1]
+    est.add("read", 1, sizes.tokens(f"Question: {question.question}\nPassage: \nAnswer with one word.") + sum(first),
+            sizes.reply(1))
+    return est
+
+
+def read_prompt(m, prompt) -> dict:
+    """The offline model reads the task's inputs out of the prompt: the question and the passage."""
+    return {"question": m["question"], "passages": [{"text": m["passage"]}] if m["passage"] else []}
+
+
 HANDLERS = register_handlers({TASK: last_word})
+register_readers(PromptReader(TASK, "toy prompt", matcher(r"Question: (?P<question>.*?)\nPassage: (?P<passage>.*)"
+                                                          r"\nAnswer with one word\.", read_prompt)))
 SPEC = register(MethodSpec(
     ToyMethod, ToyTrace, title="Toy method", color="#795548",
     description="answers the first passage's first sentence's last word (a test of the registry)",
     tasks=(TaskSpec(TASK, ("passages",), parse_short_answer, "the last word of the first sentence"),),
-    step_roles={"read": "read the first passage"}))
+    step_roles={"read": "read the first passage"}, estimate=estimate))

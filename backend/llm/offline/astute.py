@@ -23,17 +23,27 @@ passages, or (b) names a different entity (``common.entity_of``: "Michael Irwin 
 Jordan") than every larger group. A second answer backed by two or more passages survives, and so does an
 answer about another entity; a lone passage against a larger group about the same entity (the usual shape
 of misinformation) does not.
+
+Prompts (App. A, ``methods.astute.prompts``): the passage-generation prompt gives the question (and how many passages
+may be written); the consolidation and answer prompts give the question and the initial context, ``Document k
+(source: memory|external retrieval): text`` lines, so the model's own generated passages are read from the prompt as
+the memory passages they are. ``answer_mode`` and ``prompt_mode`` are read from the instructions (Step 3's wording,
+the structured output format).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+import re
+
 from backend.llm.formats import IDK
 from backend.llm.offline.common import (Fields, entity_of, group_answers, is_memory_source, one_line,
                                         passages, read_passages, recency_cue, same_entity)
+from backend.llm.offline.knowledge import remember_question
+from backend.llm.offline.prompt import Prompt, matcher, read_labelled
+from backend.llm.offline.registry import PromptReader, register_handlers, register_readers
 from backend.llm.reader import Reading
-from backend.llm.offline.registry import register_handlers
 
 #: Multi-answer mode keeps groups with at least this share of the best group's confidence.
 MULTI_RATIO = 0.5
@@ -155,3 +165,49 @@ def consolidate_answer(fields: Fields) -> str:
 
 
 HANDLERS = register_handlers({"consolidate": consolidate, "consolidate_answer": consolidate_answer})
+
+
+# ------------------------------------------------------------------------------------------- prompts
+
+_GEN = (r"Write a passage with accurate information that is relevant to answering the question below\. .*?\n\n"
+        r"Question: (?P<question>.*?)(?:\nPassage:|\n\nWrite at most (?P<many>\d+) passages, .*\nPassages:)\s*")
+_CON = (r"Task: Consolidate the information from your own memorized documents and the externally retrieved documents "
+        r"for the question below\.\n\n(?P<instructions>.*?)\n\nInitial Context:\n(?P<context>.*?)\nLast Context:\n"
+        r".*\nQuestion: (?P<question>.*?)\nNew Context:\s*")
+_ANS = (r"Task: Answer the question using both your own memorized documents and the externally retrieved documents\."
+        r"\n\n(?P<instructions>.*?)\n\nInitial Context:\n(?P<context>.*?)\n(?:Consolidated Context:\n.*\n)?"
+        r"Question: (?P<question>.*?)\nAnswer:\s*")
+_DOCUMENT = re.compile(r"Document (\d+) \(source: (memory|external retrieval)(?:, [^\n]*?)?\): ")
+
+
+def _context(block: str) -> list[dict[str, str]] | None:
+    """The initial context's ``Document k (source: …): text`` lines as passages with their source."""
+    items = read_labelled(block, _DOCUMENT, 1)
+    if items is None:
+        return None
+    return [{"source": "memory" if m.group(2) == "memory" else "external", "text": text} for m, text in items]
+
+
+def _consolidation(answer: bool):
+    def build(m: re.Match[str], prompt: Prompt) -> Fields | None:
+        found = _context(m["context"])
+        if found is None:
+            return None
+        fields = {"question": m["question"], "passages": found,
+                  "prompt_mode": "structured" if "<GROUP id=" in m["instructions"] else "paper"}
+        if answer:
+            fields["answer_mode"] = "multi" if "Step 3: Select all correct answers" in m["instructions"] else "single"
+        return fields
+    return build
+
+
+def _generation(m: re.Match[str], prompt: Prompt) -> Fields:
+    return {"question": m["question"], "max_passages": int(m["many"] or 1)}
+
+
+register_readers(
+    PromptReader("generate_passage", "Astute passage generation", matcher(_GEN, _generation),
+                 remember=remember_question),
+    PromptReader("consolidate", "Astute consolidation", matcher(_CON, _consolidation(answer=False))),
+    PromptReader("consolidate_answer", "Astute consolidation and answer", matcher(_ANS, _consolidation(answer=True))),
+)

@@ -18,6 +18,11 @@ and responder (docs/methods/bridge.md §3-4, §9).
   0.5 per other passage that contains it; ties go to the option sharing more words with the passages, then
   the earlier option. No option scoring above 0 -> the "I don't know" option (or, without one, the option
   sharing most words with the passages).
+
+Prompts (``methods.bridge.prompts``): each carries what its task reads -- the question, the number of questions to
+write, the sub-queries, K_int / K_ext / K_gen / K_ret, the options -- except the model's own memory, recalled
+(``knowledge``) by the question (allocator, K_int) or, for the generator, whose prompt holds only the sub-queries (as
+the paper's), by the question the sub-queries ask again. The responder's document is one passage a line.
 """
 
 from __future__ import annotations
@@ -26,11 +31,14 @@ import re
 
 from backend.answers import matches, normalize
 from backend.llm.formats import IDK, is_idk
+from backend.llm.offline.check import same_joined
 from backend.llm.offline.common import (Fields, as_int, content_words, focus_words, group_answers,
                                         is_memory_source, known, memory_text, one_line, passages, read_texts,
                                         recency_cue, sentence)
+from backend.llm.offline.knowledge import Knowledge, remember_question
+from backend.llm.offline.prompt import Prompt, matcher, read_numbered
+from backend.llm.offline.registry import PromptReader, register_handlers, register_readers
 from backend.llm.reader import analyse, read_batch
-from backend.llm.offline.registry import register_handlers
 
 
 _SUB_TEMPLATES = (
@@ -210,3 +218,96 @@ def select_option(fields: Fields) -> str:
 
 HANDLERS = register_handlers({"soft_bias": soft_bias, "sub_queries": sub_queries, "multi_answer": multi_answer,
                             "reflect": reflect, "select_option": select_option})
+
+
+# ------------------------------------------------------------------------------------------- prompts
+
+_NONE = "None"   # what BRIDGE's prompts say for an empty knowledge set (``methods.bridge.IDK_TEXT``)
+_ALLOCATOR = (r"Task Description:\nJudge how likely the question below needs external knowledge to be answered, .*"
+              r"\nEvaluate the following question: (?P<question>.*)")
+_INTERNAL = (r"Write a short passage with what you know that answers the question, without looking anything up\. If "
+             r"you do not know, reply None\.\nQuestion: (?P<question>.*)\nPassage:\s*")
+_SUB_QUERIES = (r"Write (?P<n>\d+) new, widely different questions, in different words, that have the same answer as "
+                r"the original question\. Requirements:\n.*?\nOriginal question: (?P<question>.*?)\nNew questions:\n"
+                r"1\. \[new question 1\]\n.*")
+_GENERATOR = (r"Analyse each of the following questions before answering it\. .*?\nQuestions:\n(?P<queries>.*)"
+              r"\nAnswers:\s*")
+_REFLECT = (r"==Input data==\nOriginal question: (?P<question>.*?)\nKnowledge:\nInternal knowledge: (?P<internal>.*?)"
+            r"\nExternal knowledge: (?P<external>.*?)\nGenerated knowledge: (?P<generated>.*?)\nRetrieved knowledge: "
+            r"(?P<retrieved>.*?)\nPhase 1: analyse the contradictions in the knowledge\n.*?\nWrite (?P<n>\d+) new, "
+            r"widely different questions, .*")
+_RESPONDER = (r"Answer the question by choosing the most accurate option based on the document below\. .*?\n"
+              r"Document: (?P<knowledge>.*)\nQuestion: (?P<question>.*?)\nOptions: (?P<options>.*)")
+_RESPONDER_FREE = (r"Answer the question from the document below with only the essential keywords\. .*?\n"
+                   r"Document: (?P<knowledge>.*)\nQuestion: (?P<question>.*?)\nAnswer:\s*")
+
+
+def _knowledge_list(block: str) -> list[str] | None:
+    """A numbered knowledge set; [] for "None"."""
+    return [] if block == _NONE else read_numbered(block)
+
+
+def _document(block: str) -> list[dict[str, str]]:
+    """The responder's document: one passage a line; none for "None"."""
+    return [] if block == _NONE else [{"text": line} for line in block.split("\n")]
+
+
+def _options(block: str) -> list[str] | None:
+    """``A. x B. y C. z`` -> [x, y, z] (``methods.bridge.prompts.options_text``)."""
+    if not block.startswith("A. "):
+        return None
+    out, start = [], 3
+    for letter in "BCDEFGH":
+        nxt = block.find(f" {letter}. ", start)
+        if nxt < 0:
+            break
+        out.append(block[start:nxt])
+        start = nxt + 4
+    return out + [block[start:]]
+
+
+def _reflection(m: re.Match[str], prompt: Prompt) -> Fields | None:
+    generated, retrieved = _knowledge_list(m["generated"]), _knowledge_list(m["retrieved"])
+    if generated is None or retrieved is None:
+        return None
+    ps = [{"source": "memory", "text": m["internal"]}, {"source": "external", "text": m["external"]}]
+    ps += [{"source": "external", "text": t} for t in retrieved]
+    return {"question": m["question"], "passages": ps, "answers": generated, "n": int(m["n"])}
+
+
+def _generator(m: re.Match[str], prompt: Prompt) -> Fields | None:
+    queries = read_numbered(m["queries"])
+    return None if queries is None else {"sub_queries": queries}
+
+
+def _remember_asked(fields: Fields, knowledge: Knowledge) -> Fields:
+    """The generator's prompt holds only the sub-queries: the model recalls what it knows about the question they
+    ask again (the original question, which a sub-query that keeps its subject repeats)."""
+    found = knowledge.recall_within(fields["sub_queries"])
+    question, memory = found if found else ("", None)
+    return {**fields, "question": question, "memory": memory}
+
+
+def _responder(m: re.Match[str], prompt: Prompt) -> Fields | None:
+    options = _options(m["options"])
+    return None if options is None else {"question": m["question"], "passages": _document(m["knowledge"]),
+                                         "options": options}
+
+
+register_readers(
+    PromptReader("soft_bias", "BRIDGE allocator", matcher(_ALLOCATOR, lambda m, p: {"question": m["question"]}),
+                 remember=remember_question),
+    PromptReader("generate_passage", "BRIDGE K_int passage",
+                 matcher(_INTERNAL, lambda m, p: {"question": m["question"], "max_passages": 1}),
+                 remember=remember_question),
+    PromptReader("sub_queries", "BRIDGE sub-query generation",
+                 matcher(_SUB_QUERIES, lambda m, p: {"question": m["question"], "n": int(m["n"])})),
+    PromptReader("multi_answer", "BRIDGE multi-query generator", matcher(_GENERATOR, _generator),
+                 remember=_remember_asked),
+    PromptReader("reflect", "BRIDGE reflection", matcher(_REFLECT, _reflection)),
+    PromptReader("select_option", "BRIDGE responder", matcher(_RESPONDER, _responder), same={"passages": same_joined}),
+    PromptReader("keyword_answer", "BRIDGE responder without options",
+                 matcher(_RESPONDER_FREE,
+                         lambda m, p: {"question": m["question"], "passages": _document(m["knowledge"])}),
+                 same={"passages": same_joined}),
+)

@@ -16,15 +16,24 @@ cluster of passages giving a different answer.
   discard. The same rule for both kinds (quality/usage); "I don't know" is always discarded.
 * ``cf_probability``: 0.05 + 0.6 * support share (supporting / answering passages) + 0.35 * relevance of the
   best supporting passage, clamped to [0.05, 0.95]; 0.10 for "I don't know".
+
+Prompts (App. C, ``methods.counterfactual.prompts``): one conversation per branch. The first user turn is the RAG
+prompt (question, ``Passage-i:`` lines); the model's turns hold its earlier answers only (counterfactual.md §3.0), so
+``previous_answer`` is the last of them (the first, the RAG answer, for the direct selection) and the passages the
+model cited are not in the prompt: CF-quality sets aside the most relevant passage backing the previous answer (the
+one ``cf_answer`` cites for it). The last user turn says which task it is.
 """
 
 from __future__ import annotations
 
+import re
+
 from backend.llm.formats import IDK
 from backend.llm.offline.common import (Fields, best_answer, group_answers, known, read_passages,
                                         supporting)
+from backend.llm.offline.prompt import Prompt, labelled_texts
+from backend.llm.offline.registry import PromptReader, register_handlers, register_readers
 from backend.llm.reader import Reading
-from backend.llm.offline.registry import register_handlers
 
 KEEP_RELEVANCE = 0.5
 
@@ -118,3 +127,51 @@ def cf_probability(fields: Fields) -> str:
 
 HANDLERS = register_handlers({"cf_answer": cf_answer, "cf_quality": cf_quality, "cf_usage": cf_usage,
                               "cf_judge": cf_judge, "cf_probability": cf_probability})
+
+
+# ------------------------------------------------------------------------------------------- prompts
+
+_RAG = re.compile(r"Answer the following question from the given passages in one or a few words\. .*?\n"
+                  r"Question: (?P<question>.*?)\nPassages: (?P<passages>.*)\nAnswer:\s*", re.S)
+_PASSAGE = re.compile(r"Passage-(\d+): ")
+_LAST = {
+    "cf_quality": re.compile(r"Assume that your answer is wrong because the passages you referred to are of poor "
+                             r"quality\. .*\nAnswer:\s*", re.S),
+    "cf_usage": re.compile(r"Assume that your answer is wrong because you used the retrieved passages improperly\. "
+                           r".*\nAnswer:\s*", re.S),
+    "cf_judge": re.compile(r"Your answer is likely to be wrong because the retrieved passages (?:are of poor quality"
+                           r"|were used improperly)\. Choose whether to keep or discard this output: .*", re.S),
+    "cf_probability": re.compile(r"Give the probability that your regenerated answer is correct\. .*", re.S),
+}
+
+
+def _rag(prompt: Prompt) -> Fields | None:
+    """The question and the passages of the RAG prompt that opens the conversation."""
+    m = _RAG.fullmatch(prompt.first_user)
+    if m is None:
+        return None
+    texts = labelled_texts(m["passages"], _PASSAGE, 0)
+    return None if texts is None else {"question": m["question"], "passages": [{"text": t} for t in texts]}
+
+
+def _read(task: str):
+    def read(prompt: Prompt) -> Fields | None:
+        replies = prompt.replies
+        if task == "cf_answer":
+            if replies or len(prompt.messages) != 1:
+                return None
+        elif not replies or not _LAST[task].fullmatch(prompt.user):
+            return None
+        fields = _rag(prompt)
+        if fields is None or task == "cf_answer":
+            return fields
+        if task == "cf_judge":   # the decision is about the RAG answer; the prompt names the branch's factor
+            kind = "quality" if "poor quality" in prompt.user else "usage"
+            return {**fields, "previous_answer": replies[0], "kind": kind}
+        return {**fields, "previous_answer": replies[-1]}
+    return read
+
+
+register_readers(*(PromptReader(task, f"RC-RAG {name}", _read(task)) for task, name in (
+    ("cf_answer", "RAG prompt"), ("cf_quality", "CF-quality"), ("cf_usage", "CF-usage"),
+    ("cf_judge", "direct selection"), ("cf_probability", "probability"))))

@@ -21,6 +21,11 @@ Aggregator rule (``aggregate``). Unknowns are dropped; answers are clustered; a 
 agent is dropped when a larger cluster concerns the same entity (misinformation is usually a minority);
 every other cluster is kept (ambiguity: several well-supported answers, or answers about different
 entities). Ordered by support, then first agent. Nothing left -> ``All Correct Answers: []``.
+
+Prompts (App. E, ``methods.madam``): an agent's prompt gives the question, its document and, after round 1, the
+other agents' responses (``Agent k: …`` / ``Aggregator: …`` lines); the round number itself is not in it, only whether
+this is round 1 (``round`` reads 1 or 2, "a later round"). The aggregator's prompt gives the question and the round's
+``Agent k: …`` responses after its worked example.
 """
 
 from __future__ import annotations
@@ -30,10 +35,12 @@ import re
 from dataclasses import dataclass
 
 from backend.llm.formats import parse_agent_response, parse_all_correct_answers
+from backend.llm.offline.check import same_joined
 from backend.llm.offline.common import (Fields, as_int, entity_name, entity_of, group_answers, join_numbers,
                                         known, passage_texts, same_entity, sentence)
+from backend.llm.offline.prompt import Prompt, matcher
+from backend.llm.offline.registry import PromptReader, register_handlers, register_readers
 from backend.llm.reader import read
-from backend.llm.offline.registry import register_handlers
 
 UNKNOWN = "Answer: unknown. Explanation: The document does not answer the question."
 #: Votes an aggregator line in the history carries for each answer it lists.
@@ -68,7 +75,8 @@ def _voices(raw, question: str) -> list[_Voice]:
             for a in parse_all_correct_answers(text).value[0]:
                 out.append(_Voice(None, a, None, AGGREGATOR_WEIGHT))
             continue
-        answer, explanation = parse_agent_response(text).value
+        # the speaker label is the prompt's, not the agent's reply: read the reply as written (Markdown and all)
+        answer, explanation = parse_agent_response(text[m.end():] if m else text).value
         out.append(_Voice(int(m.group(1)) if m else pos, answer if known(answer) else None,
                           entity_of(explanation, question)))
     return out
@@ -175,3 +183,43 @@ def aggregate(fields: Fields) -> str:
 
 
 HANDLERS = register_handlers({"debate_turn": debate_turn, "aggregate": aggregate})
+
+
+# ------------------------------------------------------------------------------------------- prompts
+
+_TAIL = (r" Provide your answer and a step-by-step reasoning explanation\.\n\n"
+         r"Please follow the format: 'Answer: \{\}\. Explanation: \{\}\.'")
+#: Both agent templates in one pass: round 1 (the document only), later rounds (the document and the history).
+_AGENT_PROMPT = (r"You are an agent reading a document to answer a question\.\n\nQuestion: (?P<question>.*?)\n\n"
+                 r"Document: (?P<document>.*?)\n\n(?:Answer the question based only on this document\.|"
+                 r"(?P<later>The following responses are from other agents as additional information\.)\n"
+                 r"(?P<history>.*)\n\n"
+                 r"Answer the question based on the document and other agents' responses\.)" + _TAIL)
+_AGGREGATOR = (r"You are an aggregator reading answers from multiple agents\..*?Agent 4 does not provide any useful "
+               r"information\.\n\nQuestion: (?P<question>.*?)\n\nAgent responses:\n(?P<responses>.*)")
+#: The history a lone agent is shown (``methods.madam.NO_OTHER_AGENTS``).
+_NOBODY = "(none: you are the only agent)"
+
+
+def _lines(block: str) -> list[str]:
+    return [] if block.strip() == _NOBODY else _entries(block)
+
+
+def _turn(m: re.Match[str], prompt: Prompt) -> Fields:
+    history = _lines(m["history"] or "")
+    return {"question": m["question"], "passages": [{"text": m["document"]}], "round": 2 if m["later"] else 1,
+            "history": history}
+
+
+def _same_phase(read_round, sent_round) -> bool:
+    """The prompt tells round 1 from a later round, not which later round."""
+    return (as_int(read_round, 1) <= 1) == (as_int(sent_round, 1) <= 1)
+
+
+_AGENT_SAME = {"round": _same_phase, "history": same_joined}   # a reply may hold line breaks of its own
+register_readers(
+    PromptReader("debate_turn", "MADAM agent", matcher(_AGENT_PROMPT, _turn), same=_AGENT_SAME),
+    PromptReader("aggregate", "MADAM aggregator",
+                 matcher(_AGGREGATOR, lambda m, p: {"question": m["question"], "responses": _entries(m["responses"])}),
+                 same={"responses": same_joined}),
+)

@@ -5,12 +5,16 @@ from __future__ import annotations
 import hashlib
 import random
 
+from pydantic import BaseModel, Field
+
 from backend.llm.formats import IDK
 from backend.methods.astute import prompts
 from backend.methods.astute.parse import (answer_group, parse_answer, parse_consolidation, read_consolidation,
                                           read_final_answer, split_generation)
 from backend.methods.base import Method, Outcome, RunContext, default_support
-from backend.schema import AstuteGeneration, AstutePassage, AstuteRound, AstuteTrace, Document, LLMCall, Question
+from backend.methods.estimate import CallEstimate, Sizes
+from backend.schema import (AstuteGeneration, AstuteGroup, AstutePassage, AstuteRound, AstuteTrace, Document, LLMCall,
+                            Question)
 from backend.llm.tasks import TaskSpec
 from backend.methods.spec import MethodSpec, register
 
@@ -169,14 +173,84 @@ class AstuteRAG(Method):
         return out
 
 
+# -- what a run will send (MethodSpec.estimate) ----------------------------------------------------------------
+
+def estimate(method: AstuteRAG, question: Question, sizes: Sizes) -> CallEstimate:
+    """Algorithm 1's t + 1 calls: p_gen (at most m̂ passages, each assumed as long as a document of the dataset, as
+    the passages it stands beside), t − 1 p_con rounds and the merged p_ans; each consolidation reads the initial
+    context (documents + passages) and the last one, and its reply is assumed as long as the context it rewrites,
+    under ``max_tokens``. With no document the answer call happens only if the model writes a passage (P13)."""
+    est = CallEstimate(method=method.name)
+    q, structured, cap = question.question, method.prompt_mode == "structured", method.max_tokens
+    docs = sizes.evidence(question)
+    passage = sizes.reply(sizes.document_tokens, cap)
+    generated = sizes.reply(method.m_hat * passage, cap)
+    est.add("generate_passages", 1, sizes.messages(prompts.gen_messages(q, method.m_hat)), generated)
+    labels = [f"Document {k} (source: external retrieval): " for k in range(1, len(docs) + 1)]
+    labels += [f"Document {len(docs) + k} (source: memory): " for k in range(1, method.m_hat + 1)]
+    context_init = sum(sizes.tokens(label) for label in labels) + sum(docs) + generated
+    rewrite = sizes.reply(context_init, cap)
+    last = context_init
+    for j in range(1, method.iterations):
+        est.add(f"consolidate_round_{j}", 1,
+                sizes.messages(prompts.con_messages(q, "", "", structured)) + context_init + last, rewrite)
+        last = rewrite
+    consolidated = f"Consolidated Context:\n{sizes.placeholder(last)}\n" if method.iterations > 1 else None
+    answer_prompt = sizes.messages(prompts.ans_messages(q, "", consolidated, method.answer_mode, structured))
+    est.add("consolidate_answer", 1, answer_prompt + context_init, rewrite, conditional=not docs)
+    est.notes.append(f"generated passages ~{passage} tokens each (the dataset's mean document); consolidation replies "
+                     f"~{rewrite} (the context they rewrite, at most max_tokens = {cap})")
+    return est
+
+
+# The consolidation and answer replies as JSON objects (structured output, ``backend.llm.structured``), keyed as
+# ``parse.py`` reads a JSON reply.
+
+class GroupReply(BaseModel):
+    id: str
+    documents: list[int] = Field(description="the numbers of the passages consolidated into this group")
+    source: str = Field(description="memory, external or both")
+    summary: str
+
+
+class ConsolidationReply(BaseModel):
+    groups: list[GroupReply]
+
+
+class CandidateGroupReply(GroupReply):
+    answer: str | None
+    confidence: float | None = Field(description="between 0 and 1")
+
+
+class FinalAnswerReply(BaseModel):
+    groups: list[CandidateGroupReply]
+    final_answers: list[str] = Field(description="the final answer; every answer in multi-answer mode")
+
+
+def _group(g: AstuteGroup) -> dict:
+    # every citation as written: a server that read the reply without the call's passages cannot tell which exist
+    return {"id": g.id, "documents": g.documents + g.invalid_citations, "source": g.stated_source or "",
+            "summary": g.summary}
+
+
+def _final_answer(answers: list[str], reply: str = "", fields: dict | None = None, **_) -> FinalAnswerReply:
+    """The groups and candidates (read from the same reply) and the final answer(s); an abstention as "I don't know"."""
+    groups = read_consolidation(reply, **(fields or {})).value
+    return FinalAnswerReply(groups=[CandidateGroupReply(**_group(g), answer=g.answer, confidence=g.confidence)
+                                    for g in groups], final_answers=answers or [IDK])
+
+
 SPEC = register(MethodSpec(
-    AstuteRAG, AstuteTrace, title="Astute RAG", color="#6a1b9a", order=20, quick=True,
+    AstuteRAG, AstuteTrace, title="Astute RAG", color="#6a1b9a", order=20, quick=True, estimate=estimate,
     description="writes passages from the model's own memory, consolidates them with the retrieved ones by "
                 "source, and answers from the most reliable group",
     tasks=(TaskSpec("consolidate", ("passages", "round", "prompt_mode"), read_consolidation,
-                    "group passages by the answer they support, tagging memory/external sources"),
+                    "group passages by the answer they support, tagging memory/external sources",
+                    schema=ConsolidationReply,
+                    as_schema=lambda groups, **_: ConsolidationReply(groups=[GroupReply(**_group(g)) for g in groups])),
            TaskSpec("consolidate_answer", ("passages", "answer_mode", "prompt_mode"), read_final_answer,
-                    "groups, candidate answers with confidence, final <ANSWER> tag(s)")),
+                    "groups, candidate answers with confidence, final <ANSWER> tag(s)",
+                    schema=FinalAnswerReply, as_schema=_final_answer)),
     step_roles={"generate_passages": "p_gen: internal passages",
                 "consolidate_round_{round}": "p_con: consolidation round {round}",
                 "consolidate_answer": "p_ans: last round + answers + final pick"}))

@@ -5,16 +5,23 @@ reflection, responder."""
 from __future__ import annotations
 
 import asyncio
+import json
 import math
+import re
 from functools import lru_cache
 
+from typing import Literal
+
 import numpy as np
+from pydantic import BaseModel, Field
 
 from backend.llm.formats import is_idk, parse_passages, parse_short_answer
 from backend.methods.base import Method, Outcome, RunContext, gather_all
+from backend.methods.estimate import CallEstimate, Sizes
 from backend.methods.bridge import prompts
 from backend.methods.bridge.demos import DEMOS
-from backend.methods.bridge.parse import parse_numbered_list, parse_option, parse_reflection, parse_soft_bias
+from backend.methods.bridge.parse import (LETTERS, parse_soft_bias, read_answers, read_option, read_reflection,
+                                          read_sub_queries)
 from backend.methods.bridge.scorer import KnowledgeScorer
 from backend.methods.bridge.tree import ALPHA, BETA, decide
 from backend.schema import (BridgeCycle, BridgeDemo, BridgeKnowledge, BridgeSubQuery, BridgeTrace, LLMCall,
@@ -88,14 +95,12 @@ class BRIDGE(Method):
                                           task="soft_bias", step="allocate", question=question.question,
                                           max_tokens=self.max_tokens, fields={"memory": question.internal_knowledge})
         trace.bias_raw = call.response or ""
-        parsed = parse_soft_bias(trace.bias_raw)
-        r_p = parsed.value[0] if parsed.value else 0.5
+        parsed = parse_soft_bias(trace.bias_raw)    # unreadable: the default r_p = 0.5, named in the note
+        r_p = parsed.value[0]
         clamped = min(BIAS_RANGE[1], max(BIAS_RANGE[0], r_p))
         trace.r_p, trace.g_p = round(clamped, 4), round(1 - clamped, 4)
         notes = [parsed.note] if parsed.note else []
-        if parsed.value is None:
-            notes.append("no probabilities in the reply: r_p = g_p = 50%")
-        elif clamped != r_p:
+        if clamped != r_p:
             notes.append(f"r_p {r_p:.2f} clamped to [{BIAS_RANGE[0]}, {BIAS_RANGE[1]}]")
         trace.bias_note = "; ".join(notes) or None
         analysis = [ln.split(":", 1)[1].strip() for ln in trace.bias_raw.splitlines()
@@ -119,7 +124,7 @@ class BRIDGE(Method):
         call = await ctx.client.acomplete(_user(prompts.SUB_QUERIES.format(number=self.n, question=question.question)),
                                           task="sub_queries", step="sub_queries", question=question.question,
                                           max_tokens=self.max_tokens, fields={"n": self.n})
-        return self._fill(parse_numbered_list(call.response or "").value, question.question), call
+        return self._fill(read_sub_queries(call.response or "", n=self.n).value, question.question), call
 
     def _fill(self, items: list[str], question: str) -> list[str]:
         items = [q for q in items if q.strip()][: self.n]
@@ -153,7 +158,7 @@ class BRIDGE(Method):
                 max_tokens=self.max_tokens,
                 fields={"sub_queries": gen_queries, "memory": question.internal_knowledge})
             cycle.call_ids.append(call.id)
-            answers = parse_numbered_list(call.response or "").value
+            answers = read_answers(call.response or "", sub_queries=gen_queries).value
             answers = answers + ["I don't know"] * (len(gen_queries) - len(answers))
             return [BridgeKnowledge(sub_query=q, text=a, idk=is_idk(a)) for q, a in zip(gen_queries, answers)]
 
@@ -193,7 +198,7 @@ class BRIDGE(Method):
             max_tokens=self.max_tokens,
             fields={"sub_queries": [s.text for s in last.sub_queries], "answers": [g.text for g in last.k_gen],
                     "passages": passages, "n": self.n})
-        analysis, new = parse_reflection(call.response or "").value
+        analysis, new = read_reflection(call.response or "", n=self.n).value
         return analysis, self._fill(new, question.question), call
 
     # -- Step 5: the responder -----------------------------------------------------------------------------
@@ -212,12 +217,14 @@ class BRIDGE(Method):
                                                options=prompts.options_text(question.options))),
                 task="select_option", step="respond", question=question.question, parents=parents,
                 max_tokens=self.max_tokens, fields={**fields, "options": question.options})
-            parsed = parse_option(call.response or "", len(question.options))
+            parsed = read_option(call.response or "", question.options)
             trace.response_raw = call.response or ""
             if parsed.value is not None:
                 trace.option = "ABCDEFGH"[parsed.value]
                 chosen = question.options[parsed.value]
                 trace.answer = None if is_idk(chosen) else chosen
+            else:   # spec P17: no readable option is an invalid answer, counted wrong, not a refusal
+                trace.invalid = True
             if parsed.note:
                 trace.notes.append(f"responder: {parsed.note}")
             return
@@ -263,25 +270,108 @@ class BRIDGE(Method):
         read = [d for d in docs if "K_ext" in trace.knowledge_used]
         if "K_ret" in trace.knowledge_used and ctx.retriever is not None:
             read += [ctx.retriever.document(r.document_id) for r in last.k_ret if r.document_id]
-        return Outcome(answers, not answers, trace, read=tuple({d.id: d for d in read}.values()))
+        return Outcome(answers, not answers and not trace.invalid, trace,
+                       read=tuple({d.id: d for d in read}.values()))
+
+
+# -- what a run will send (MethodSpec.estimate) ----------------------------------------------------------------
+
+#: The allocator's analysis and a reflection's contradiction analysis: a sentence or two ([ours]).
+ANALYSIS_TOKENS = 30
+#: A short answer (a generator line, the free-form responder) or "Correct Option: B".
+ANSWER_TOKENS = 8
+
+
+def estimate(method: BRIDGE, question: Question, sizes: Sizes) -> CallEstimate:
+    """Allocator (ICL), K_int and the sub-queries; the generator once per cycle; a reflection before each further
+    cycle (at most ``max_reflections``, conditional); the responder unless the leaf is RA (conditional). s_r and s_g
+    are taken at their largest (⌈0.9·n⌉, or n without the allocator), so the estimate is an upper bound."""
+    est = CallEstimate(method=method.name)
+    q, n, cap = question.question, method.n, method.max_tokens
+    share = n if method.allocator == "fixed" else math.ceil(round(BIAS_RANGE[1] * n, 6))   # s_r, s_g at most
+    passage = sizes.reply(sizes.document_tokens, cap)             # K_int: a passage like the documents
+    k_ext = sum(sizes.evidence(question, k=1))
+    paraphrase = sizes.tokens(q) + 2                                # a numbered question like the original
+    answers = sizes.reply(share * (ANSWER_TOKENS + 2), cap)          # the generator's numbered answers, one reply
+    retrieved = share * sizes.document_tokens                       # K_ret: top-1 document per sub-query
+    if method.allocator == "icl":
+        examples = "\n\n".join(prompts.DEMO.format(question=d, r=r, g=100 - r) for d, r in DEMOS[:method.k_demos])
+        bias = sizes.tokens("Probability of retrieving external knowledge: 80%\nProbability of answering directly: 20%")
+        est.add("allocate", 1, sizes.tokens(prompts.ALLOCATOR.format(examples=examples, question=q)),
+                sizes.reply(ANALYSIS_TOKENS + bias, cap))
+    est.add("internal_knowledge", 1, sizes.tokens(prompts.INTERNAL.format(question=q)), passage)
+    queries = sizes.reply(n * paraphrase, cap)
+    est.add("sub_queries", 1, sizes.tokens(prompts.SUB_QUERIES.format(number=n, question=q)), queries)
+    generator = sizes.tokens(prompts.GENERATOR.format(queries=prompts.numbered([q] * share)))
+    reflect = (sizes.tokens(prompts.REFLECT.format(question=q, internal="", external="", generated="", retrieved="",
+                                                   number=n)) + passage + k_ext + answers + retrieved)
+    for k in range(method.max_reflections + 1):
+        if k:
+            est.add(f"reflect_{k}", 1, reflect, sizes.reply(ANALYSIS_TOKENS + n * paraphrase, cap), conditional=True)
+        est.add(f"generate_cycle_{k}", 1, generator, answers, conditional=k > 0)
+    template = (prompts.RESPONDER.format(knowledge="", question=q, options=prompts.options_text(question.options))
+                if question.options else prompts.RESPONDER_FREE.format(knowledge="", question=q))
+    est.add("respond", 1, sizes.tokens(template) + passage + answers + k_ext + retrieved,
+            sizes.reply(ANSWER_TOKENS, cap), conditional=True)
+    est.notes.append(f"an upper bound: up to {method.max_reflections} reflection cycles, s_r = s_g = {share}, and the "
+                     "responder reading all four knowledge sets (FA); RA makes no responder call")
+    return est
+
+
+# The replies as JSON objects (structured output, ``backend.llm.structured``), keyed as the readers read JSON.
+
+class SoftBiasReply(BaseModel):
+    analysis: str
+    probability_of_retrieving_external_knowledge: float = Field(description="between 0 and 1")
+    probability_of_answering_directly: float = Field(description="between 0 and 1; the two sum to 1")
+
+
+def _soft_bias(p: tuple[float, float], reply: str = "", **_) -> SoftBiasReply:
+    """The probabilities read, with the analysis as the reply wrote it (a JSON reply's, or the text before the
+    probabilities after "Analysis:")."""
+    try:
+        analysis = str(json.loads(reply)["analysis"])
+    except (ValueError, TypeError, KeyError):
+        analysis = re.split(r"^\W*probability\b", reply, maxsplit=1, flags=re.I | re.M)[0]
+        analysis = re.sub(r"^\W*analysis\W*:", "", analysis.strip(), flags=re.I).strip()
+    return SoftBiasReply(analysis=analysis, probability_of_retrieving_external_knowledge=p[0],
+                         probability_of_answering_directly=p[1])
+
+
+class SubQueriesReply(BaseModel):
+    sub_queries: list[str]
+
+
+class AnswersReply(BaseModel):
+    answers: list[str] = Field(description="one answer per question, in order; \"I don't know\" where unknown")
+
+
+class ReflectionReply(BaseModel):
+    analysis: str
+    new_questions: list[str]
+
+
+class OptionReply(BaseModel):
+    correct_option: Literal["A", "B", "C", "D", "E", "F", "G", "H"]
 
 
 SPEC = register(MethodSpec(
-    BRIDGE, BridgeTrace, title="BRIDGE", color="#ef6c00", order=50,
+    BRIDGE, BridgeTrace, title="BRIDGE", color="#ef6c00", order=50, estimate=estimate,
     description="a soft bias between memory and retrieval, sub-queries, knowledge scores S1–S4 and a decision "
                 "tree that picks what to answer from",
     tasks=(TaskSpec("soft_bias", ("memory",), parse_soft_bias,
-                    "analysis, then probabilities of retrieving vs answering directly"),
-           TaskSpec("sub_queries", ("n",), lambda text, n=None, **_: parse_numbered_list(text, n),
-                    "n numbered paraphrases of the question"),
-           TaskSpec("multi_answer", ("sub_queries", "memory"),
-                    lambda text, sub_queries=(), **_: parse_numbered_list(text, len(sub_queries)),
-                    "one numbered answer per sub-query, from memory"),
-           TaskSpec("reflect", ("sub_queries", "answers", "passages", "n"),
-                    lambda text, n=None, **_: parse_reflection(text, n),
-                    "a short contradiction analysis, then n new numbered questions"),
-           TaskSpec("select_option", ("options", "passages"),
-                    lambda text, options, **_: parse_option(text, len(options)), "'Correct Option: X'")),
+                    "analysis, then probabilities of retrieving vs answering directly", schema=SoftBiasReply,
+                    as_schema=_soft_bias),
+           TaskSpec("sub_queries", ("n",), read_sub_queries, "n numbered paraphrases of the question",
+                    schema=SubQueriesReply, as_schema=lambda qs, **_: SubQueriesReply(sub_queries=qs)),
+           TaskSpec("multi_answer", ("sub_queries", "memory"), read_answers,
+                    "one numbered answer per sub-query, from memory",
+                    schema=AnswersReply, as_schema=lambda answers, **_: AnswersReply(answers=answers)),
+           TaskSpec("reflect", ("sub_queries", "answers", "passages", "n"), read_reflection,
+                    "a short contradiction analysis, then n new numbered questions", schema=ReflectionReply,
+                    as_schema=lambda r, **_: ReflectionReply(analysis=r[0], new_questions=r[1])),
+           TaskSpec("select_option", ("options", "passages"), read_option, "'Correct Option: X'",
+                    schema=OptionReply, as_schema=lambda k, **_: OptionReply(correct_option=LETTERS[k]))),
     step_roles={"allocate": "Soft Bias Allocator", "internal_knowledge": "K_int: closed-book passage (ours)",
                 "sub_queries": "sub-query generation", "generate_cycle_{round}": "multi-query generator, cycle {round}",
                 "reflect_{round}": "reflection {round}", "respond": "responder"}))

@@ -39,9 +39,10 @@ Choices the paper leaves open ([ours]):
 * Match (§8.2, §8.3): ``substring="faithful"`` (default) is [code]'s raw, case-sensitive containment;
   ``"strict"`` uses normalised whole words. ROUGE-L recall comes from ``rouge_score`` with the Porter stemmer, as
   [code]'s metric script.
-* Fusion replies (§8.6, §8.7): the last ``$$ keep $$`` / ``$$ discard $$``, else the last bare word, else
-  discard ([code]'s ``$$`` regex never matches: ``$`` is an anchor); probabilities accept integers and
-  percentages ([code] reads "1" and "95%" as 0.0), unreadable -> 0.0, noted. The direct-selection decision applies
+* Fusion replies (§8.6, §8.7): ``$$ keep $$`` / ``$$ discard $$``; both or neither, the decision the sentence
+  makes ("keep it rather than discard it" is keep), else discard ([code]'s ``$$`` regex never matches: ``$`` is an
+  anchor); probabilities accept integers, percentages, fractions and decimal commas ([code] reads "1" and "95%" as
+  0.0), unreadable -> 0.0. Every reader says how it read (exact / lenient / unreadable, ``backend.llm.formats``). The direct-selection decision applies
   to the RAG answer (§8.8); the offline model is told that answer.
 * History (§8.4): the branches' assistant turns hold the parsed answer only ([code]).
 * A kept decision with no answer text (the RAG reply was only evidence) abstains, noted.
@@ -50,7 +51,9 @@ Choices the paper leaves open ([ours]):
 
 from backend.methods.counterfactual.method import FUSIONS, SCENARIOS, CounterfactualRAG, reason
 from backend.methods.counterfactual.parse import (REFUSAL_PHRASES, THRESHOLD, judge, match, parse_keep_discard,
-                                                  parse_probability, parse_reply, refusal, rouge_l_recall)
+                                                  parse_probability, parse_reply, read_cf_reply, refusal,
+                                                  rouge_l_recall)
 
 __all__ = ["FUSIONS", "REFUSAL_PHRASES", "SCENARIOS", "THRESHOLD", "CounterfactualRAG", "judge", "match",
-           "parse_keep_discard", "parse_probability", "parse_reply", "reason", "refusal", "rouge_l_recall"]
+           "parse_keep_discard", "parse_probability", "parse_reply", "read_cf_reply", "reason", "refusal",
+           "rouge_l_recall"]

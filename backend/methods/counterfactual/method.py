@@ -3,10 +3,16 @@ the two counterfactual branches), judgment, fusion, the post-fusion override (se
 
 from __future__ import annotations
 
+import re
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
 from backend.methods.base import Method, Outcome, RunContext, gather_all
+from backend.methods.estimate import CallEstimate, Sizes
 from backend.methods.counterfactual import prompts
 from backend.methods.counterfactual.parse import (THRESHOLD, _rouge, judge, parse_keep_discard, parse_probability,
-                                                  parse_reply)
+                                                  parse_reply, read_cf_reply)
 from backend.schema import (CFBranch, CFFusion, CFPassage, CFReply, CFRound, CounterfactualTrace, LLMCall,
                             Question)
 from backend.llm.tasks import TaskSpec
@@ -91,7 +97,8 @@ class CounterfactualRAG(Method):
                 messages + [prompts.user(prompts.DIRECT[name])], task="cf_judge", step="fusion_direct",
                 question=question.question, parents=[c for c in [b.rounds[-1].reply.call_id] if c],
                 max_tokens=self.max_tokens, fields=_fields(passages, previous_answer=rag.answer, kind=name))
-            choice, note = parse_keep_discard(call.response or "")
+            read = parse_keep_discard(call.response or "")
+            choice, note = read.value, read.note
             return CFFusion(strategy="direct", branch=name, raw=call.response or "", choice=choice, decision=choice,
                             notes=[note] if note else [], call_ids=[call.id])
 
@@ -105,7 +112,8 @@ class CounterfactualRAG(Method):
 
         fusion = CFFusion(strategy="probability", decision="discard")
         for name, call in await gather_all(*(probability(s) for s in SCENARIOS)):
-            value, note = parse_probability(call.response or "")
+            read = parse_probability(call.response or "")
+            value, note = read.value, read.note
             fusion.probabilities[name], fusion.raw_probabilities[name] = value, call.response or ""
             fusion.call_ids.append(call.id)
             if note:
@@ -174,23 +182,99 @@ def reason(trace: CounterfactualTrace) -> str:
     return "; ".join(parts[:-1]) + " → " + parts[-1]
 
 
+# -- what a run will send (MethodSpec.estimate) ----------------------------------------------------------------
+
+#: The reply the RAG prompt asks for, in its own example ("Answer: apple. Evidence: ## Passage-0, Passage-1 ##.").
+EXAMPLE_REPLY = re.search(r'reply "(Answer: .+?##\.)"', prompts.RAG).group(1)
+#: A short answer as the conversation carries it forward (the assistant turn is the answer alone).
+ANSWER_TOKENS = 8
+#: "$$ keep $$" / "$$ discard $$", and "Probability: 0.8".
+CHOICE_REPLY = 5
+
+
+def estimate(method: CounterfactualRAG, question: Question, sizes: Sizes) -> CallEstimate:
+    """The RAG answer; then the two counterfactual conversations (CF-quality, CF-usage), each up to T rounds that
+    carry the conversation so far, stopping at the first changed answer (rounds after the first are conditional);
+    then, only when the branches disagree, the fusion call(s): one for direct selection, two for probability."""
+    est = CallEstimate(method=method.name)
+    docs = sizes.evidence(question, k=method.k)
+    passages = [CFPassage(number=i, document_id=str(i), text="") for i in range(len(docs))]
+    rag = sizes.messages(prompts.rag_messages(question.question, passages)) + sum(docs)
+    reply = sizes.reply(sizes.tokens(EXAMPLE_REPLY), method.max_tokens)
+    est.add("rag_answer", 1, rag, reply)
+    answer = min(ANSWER_TOKENS, reply)
+    longest = {}
+    for scenario in SCENARIOS:
+        turn = answer + sizes.tokens(prompts.CF[scenario] + prompts.TAIL)
+        for t in range(1, method.iterations + 1):
+            est.add(f"cf_{scenario}_round_{t}", 1, rag + t * turn, reply, conditional=t > 1)
+        longest[scenario] = rag + method.iterations * turn + answer
+    choice = sizes.reply(CHOICE_REPLY, method.max_tokens)
+    if method.fusion == "direct":
+        prompt = max(longest[s] + sizes.tokens(prompts.DIRECT[s]) for s in SCENARIOS)
+        est.add("fusion_direct", 1, prompt, choice, conditional=True)
+    elif method.fusion == "probability":
+        est.add("fusion_probability", 2, sum(longest.values()) + 2 * sizes.tokens(prompts.PROBABILITY), 2 * choice,
+                conditional=True)
+    est.notes.append(f"replies ~{reply} tokens (the RAG prompt's own example reply); fusion only when the branches "
+                     "disagree")
+    return est
+
+
+class AnswerEvidenceReply(BaseModel):
+    """The RAG answer and CF-quality replies as a JSON object (structured output, ``backend.llm.structured``)."""
+
+    answer: str
+    evidence: str = Field(description="the passages the answer comes from, e.g. \"Passage-1, Passage-3\"; empty "
+                                      "when it comes from memory")
+
+
+class AnswerReply(BaseModel):
+    """The CF-usage reply as a JSON object (its prompt asks for no evidence)."""
+
+    answer: str
+
+
+class DecisionReply(BaseModel):
+    """Direct selection as a JSON object."""
+
+    decision: Literal["keep", "discard"]
+
+
+class ProbabilityReply(BaseModel):
+    """Probability comparison as a JSON object."""
+
+    probability: float = Field(description="the probability that the answer is correct, between 0 and 1")
+
+
+def _answer_evidence(read: CFReply, **_) -> AnswerEvidenceReply:
+    return AnswerEvidenceReply(answer=read.answer, evidence=read.evidence)
+
+
 SPEC = register(MethodSpec(
     CounterfactualRAG, CounterfactualTrace, title="Counterfactual prompting (RC-RAG)", color="#6d4c41", order=40,
+    estimate=estimate,
     quick=True, selective=True, warm=_rouge,  # ROUGE-L's rouge_score + nltk, for the answer match
     description="asks what the answer would be if the passages were poor or misused, and abstains when the "
                 "answer does not survive",
-    tasks=(TaskSpec("cf_answer", ("passages",), lambda text, passages, **_: parse_reply(text, len(passages)),
-                    "'Answer: X.' plus 'Evidence: ## Passage-i ##'"),
+    # (``passages=()``: serve-model reads a structured reply with the fields a request carries, which may be none)
+    tasks=(TaskSpec("cf_answer", ("passages",), lambda text, passages=(), **_: read_cf_reply(text, len(passages)),
+                    "'Answer: X.' plus 'Evidence: ## Passage-i ##'",
+                    schema=AnswerEvidenceReply, as_schema=_answer_evidence),
            TaskSpec("cf_quality", ("passages", "previous_answer", "previous_evidence"),
-                    lambda text, passages, **_: parse_reply(text, len(passages)),
-                    "re-answer assuming the cited passage was of poor quality"),
+                    lambda text, passages=(), **_: read_cf_reply(text, len(passages)),
+                    "re-answer assuming the cited passage was of poor quality",
+                    schema=AnswerEvidenceReply, as_schema=_answer_evidence),
            TaskSpec("cf_usage", ("passages", "previous_answer"),
-                    lambda text, passages, **_: parse_reply(text, len(passages)),
-                    "re-answer assuming the passages were used improperly"),
+                    lambda text, passages=(), **_: read_cf_reply(text, len(passages), evidence_asked=False),
+                    "re-answer assuming the passages were used improperly",
+                    schema=AnswerReply, as_schema=lambda read, **_: AnswerReply(answer=read.answer)),
            TaskSpec("cf_judge", ("passages", "previous_answer", "kind"), parse_keep_discard,
-                    "'$$ keep $$' or '$$ discard $$' for the original answer"),
+                    "'$$ keep $$' or '$$ discard $$' for the original answer",
+                    schema=DecisionReply, as_schema=lambda choice, **_: DecisionReply(decision=choice)),
            TaskSpec("cf_probability", ("passages", "previous_answer"), parse_probability,
-                    "'Probability: 0.xx' that the answer is right")),
+                    "'Probability: 0.xx' that the answer is right",
+                    schema=ProbabilityReply, as_schema=lambda p, **_: ProbabilityReply(probability=p))),
     step_roles={"rag_answer": "RAG answer with evidence",
                 "cf_quality_round_{round}": "CF-quality, round {round}",
                 "cf_usage_round_{round}": "CF-usage, round {round}",

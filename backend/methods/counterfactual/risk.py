@@ -1,6 +1,10 @@
-"""Risk control over a dataset: RC-RAG under each fusion strategy beside the keep-everything reference (vanilla
-RAG), every question folded into AK / AD / UK / UD and scored with ``backend.scoring.risk_metrics``
-(docs/methods/counterfactual.md §5, §7 "many questions").
+"""Risk control over a dataset: RC-RAG under each fusion strategy beside the keep-everything reference (RC-RAG's
+own RAG answer, always kept: no risk control, risk = U/N at coverage 100%, docs/methods/counterfactual.md §5.3),
+every question folded into AK / AD / UK / UD and scored with ``backend.scoring.risk_metrics``
+(docs/methods/counterfactual.md §5, §7 "many questions"). Every point shares one A/U labelling: the RAG answer of
+the first strategy's run (the same first call in each strategy) by the released code's rule
+(``backend.scoring.answerable``). A method in ``also`` is labelled by its own answer when it answers and by that RAG
+answer when it abstains, so it is measured on the same questions' labels, as the paper's baselines are.
 
 The methods run through the ``Runner`` (truth stripped; the call cache shared, so the strategies pay only for
 their own fusion calls when the cache is on). Truth meets the results only in ``backend.scoring``.
@@ -19,7 +23,9 @@ from backend.runner import Runner
 from backend.schema import CounterfactualTrace, MethodResult, Question
 from backend.scoring import count_folds, risk_fold, risk_metrics
 
-REFERENCE = "vanilla_rag"
+#: The keep-everything point: RC-RAG's RAG answer kept on every question (no run of its own).
+REFERENCE = "keep everything"
+REFERENCE_LABEL = "keep everything (the RAG answer)"
 #: Questions run at once (each question's own calls are concurrent too; the client caps calls in flight).
 QUESTIONS_AT_ONCE = 4
 
@@ -79,20 +85,28 @@ def point(label: str, method: str, results: dict[str, MethodResult], questions: 
                      paths=dict(Counter(decision_path(t) for t, _ in traces)), change_rates=_change_rates(traces))
 
 
+def keep_everything(rc_rag: dict[str, MethodResult], questions: list[Question]) -> RiskPoint:
+    """The reference: RC-RAG's RAG answer (``Trace.candidate_answers``) kept on every question, labelled as in the
+    strategies' points; a refusal kept counts as kept (no risk control keeps it). It makes no calls of its own."""
+    folds = [f[0] + "K" if (f := risk_fold(rc_rag[q.id], q)) else None for q in questions]
+    return RiskPoint(label=REFERENCE_LABEL, method=REFERENCE, folds=count_folds(folds),
+                     metrics=risk_metrics(count_folds(folds)), unlabelled=sum(f is None for f in folds),
+                     errors=sum(bool(r.error) for r in rc_rag.values()))
+
+
 async def arisk_sweep(runner: Runner, questions: list[Question], strategies: tuple[str, ...] = FUSIONS,
                       on_progress: Progress | None = None, also: tuple[str, ...] = ()) -> RiskSweep:
-    """Run RC-RAG once per fusion strategy, the reference and the methods in ``also`` (any method that can
-    abstain: RA-RAG, Astute RAG...) on every question; ``on_progress(done, total)``."""
+    """Run RC-RAG once per fusion strategy and the methods in ``also`` (any method that can abstain: RA-RAG,
+    Astute RAG...) on every question, then add the keep-everything reference; ``on_progress(done, total)``."""
     unknown = [s for s in strategies if s not in FUSIONS]
-    if unknown:
-        raise ValueError(f"unknown fusion strateg{'ies' if len(unknown) > 1 else 'y'} {', '.join(unknown)}; "
-                         f"choose from {', '.join(FUSIONS)}")
+    if unknown or not strategies:
+        raise ValueError(f"unknown fusion strateg{'ies' if len(unknown) > 1 else 'y'} "
+                         f"{', '.join(unknown) or '(none given)'}; choose from {', '.join(FUSIONS)}")
     params = runner.method_params.get("counterfactual", {})
     runs = {s: dataclasses.replace(runner, method_params={**runner.method_params,
                                                           "counterfactual": {**params, "fusion": s}})
             for s in strategies}
-    jobs = [*((s, "counterfactual") for s in strategies), (REFERENCE, REFERENCE),
-            *((m, m) for m in also if m not in (REFERENCE, "counterfactual"))]
+    jobs = [*((s, "counterfactual") for s in strategies), *((m, m) for m in also if m != "counterfactual")]
     results: dict[str, dict[str, MethodResult]] = {label: {} for label, _ in jobs}
     total, done = len(questions) * len(jobs), 0
     slots = asyncio.Semaphore(QUESTIONS_AT_ONCE)
@@ -108,12 +122,10 @@ async def arisk_sweep(runner: Runner, questions: list[Question], strategies: tup
                     on_progress(done, total)
 
     await asyncio.gather(*(one(q) for q in questions))
-    reference = results[REFERENCE]
+    reference = results[strategies[0]]   # RC-RAG's RAG answers label every point (module docstring)
     points = [point(s, "counterfactual", results[s], questions, reference) for s in strategies]
-    points += [point(m, m, results[m], questions, reference) for label, m in jobs[len(strategies) + 1:]]
-    # vanilla RAG's own "I don't know" replies: a refusal kept is a discard (docs/methods/counterfactual.md §3.7),
-    # and a refusal is not a right answer, so they fold as UD
-    points.append(point(f"keep everything ({REFERENCE})", REFERENCE, reference, questions, reference))
+    points += [point(m, m, results[m], questions, reference) for _, m in jobs[len(strategies):]]
+    points.append(keep_everything(reference, questions))
     return RiskSweep(dataset=runner.dataset.name, questions=len(questions), points=points, results=results)
 
 

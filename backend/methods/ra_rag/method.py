@@ -8,7 +8,9 @@ from collections.abc import Awaitable, Sequence
 from typing import Any, Literal
 
 from backend.methods.base import Method, Outcome, Progress, RunContext, gather_all
-from backend.methods.ra_rag.answering import KEYWORD_SYSTEM, answer_source, cluster_by_entailment
+from backend.methods.estimate import CallEstimate, Sizes
+from backend.methods.ra_rag.answering import (ENTAILMENT_PROMPT, KEYWORD_SYSTEM, answer_source, cluster_by_entailment,
+                                              keyword_prompt)
 from backend.methods.ra_rag.stage1 import CACHE_FOLDER, TIES, Ties, calibrate, calibration_key
 from backend.methods.ra_rag.voting import Vote, kappa_rrss, rank_sources, weighted_vote
 from backend.schema import Dataset, Question, RARAGTrace, RASourceAnswer, RAVote, RAWalkStep, ReliabilityEstimate
@@ -206,8 +208,88 @@ class RARAG(Method):
             trace.answers[variant] = None
 
 
+# -- what a run will send (MethodSpec.estimate, estimate_prepare) ---------------------------------------------
+
+#: A keyword answer (§3.1: "the essential keywords of the answer alone"): a few tokens, under the call's cap of 32.
+KEYWORD_REPLY, KEYWORD_CAP = 8, 32
+#: An entailment judgement: "yes" or "no" (cap 8).
+YES_NO_REPLY, YES_NO_CAP = 1, 8
+
+
+def _source_evidence(question: Question, sizes: Sizes, top_k: int, per_document: bool) -> dict[str, list[int]]:
+    """Per source, the tokens of the documents ``answer_source`` gives it (``source_documents``): its own documents
+    of the question (``given``, or a document that is its own source), else k placeholders from its index."""
+    if per_document:
+        return {d.source_name: [sizes.tokens(d.text)] for d in question.documents}
+    names = list(sizes.sources) or list(dict.fromkeys(d.source_name for d in question.documents))
+    if sizes.evidence_mode == "given":
+        return {s: [sizes.tokens(d.text) for d in question.documents if d.source_name == s][:top_k] for s in names}
+    return {s: [sizes.document_tokens] * top_k for s in names}
+
+
+def _answers(question: Question, sizes: Sizes, evidence: dict[str, list[int]]) -> tuple[int, int, int]:
+    """(calls, prompt tokens, completion tokens) of asking every source that has documents (no documents: no call)."""
+    head = sizes.messages(keyword_prompt(question.question, []))
+    called = [docs for docs in evidence.values() if docs]
+    reply = sizes.reply(KEYWORD_REPLY, KEYWORD_CAP)
+    return len(called), sum(head + sum(docs) for docs in called), len(called) * reply
+
+
+def _entailments(method: RARAG, question: Question, sizes: Sizes, answered: int, est: CallEstimate) -> None:
+    """App. I clustering: both directions for every pair of distinct answers, at most n·(n − 1) calls."""
+    if method.clustering != "entailment" or answered < 2:
+        return
+    answer = sizes.placeholder(sizes.reply(KEYWORD_REPLY, KEYWORD_CAP))
+    prompt = sizes.tokens(ENTAILMENT_PROMPT.format(question=question.question, a=answer, b=answer))
+    pairs = answered * (answered - 1)
+    est.add("entailment", pairs, pairs * prompt, pairs * sizes.reply(YES_NO_REPLY, YES_NO_CAP), conditional=True)
+
+
+def estimate(method: RARAG, question: Question, sizes: Sizes) -> CallEstimate:
+    """Stage 2: one keyword call per source that has documents. κ-RRSS asks sources in weight order until κ have
+    answered, so the calls beyond κ are conditional; MV/WMV (and ``compare_all``) ask every source. Documents that
+    name no source are each their own source and all are asked (majority voting)."""
+    est = CallEstimate(method=method.name)
+    per_doc = not sizes.sources and all(d.source is None for d in question.documents)
+    evidence = _source_evidence(question, sizes, method.top_k, per_doc)
+    calls, prompt, completion = _answers(question, sizes, evidence)
+    if not calls:
+        est.notes.append("no source has documents for this question: no calls")
+        return est
+    everyone = per_doc or method.variant != "rrss"
+    walked = calls if everyone else min(method.kappa, calls)
+    est.add("source_answer", walked, prompt * walked // calls, completion * walked // calls)
+    rest = calls - walked   # beyond κ: asked only when the walk goes on, or to compare (``compare_all``)
+    est.add("compare_answer" if method.compare_all else "source_answer", rest, prompt - prompt * walked // calls,
+            completion - completion * walked // calls, conditional=not method.compare_all)
+    if rest and not method.compare_all:
+        est.notes.append(f"an upper bound: κ-RRSS stops once κ = {method.kappa} sources answered")
+    _entailments(method, question, sizes, calls, est)
+    return est
+
+
+def estimate_prepare(method: RARAG, dataset: Dataset, sizes: Sizes) -> CallEstimate:
+    """Stage 1 (Algorithm 1 line 3): every source answers every calibration question it has documents for."""
+    est = CallEstimate(method=method.name)
+    if not dataset.multi_source:
+        return est
+    questions = method.calibration_questions(dataset)
+    for q in questions:
+        calls, prompt, completion = _answers(q, sizes, _source_evidence(q, sizes, method.top_k, False))
+        est.add("calibration_answer", calls, prompt, completion)
+        _entailments(method, q, sizes, calls, est)
+    merged = CallEstimate(method=method.name, notes=[f"stage 1 over {len(questions)} calibration questions, once "
+                                                     "per dataset and model"])
+    for step, conditional in dict.fromkeys((s.step, s.conditional) for s in est.steps):
+        same = [s for s in est.steps if (s.step, s.conditional) == (step, conditional)]
+        merged.add(step, sum(s.calls for s in same), sum(s.prompt_tokens for s in same),
+                   sum(s.completion_tokens for s in same), conditional=conditional)
+    return merged
+
+
 SPEC = register(MethodSpec(
-    RARAG, RARAGTrace, title="RA-RAG", color="#1565c0", order=10,
+    RARAG, RARAGTrace, title="RA-RAG", color="#1565c0", order=10, estimate=estimate,
+    estimate_prepare=estimate_prepare,
     description="estimates each source's reliability without labels, then asks the most reliable sources and "
                 "takes their weighted vote",
     step_roles={"source_answer": "one source's answer (κ-RRSS walk)",

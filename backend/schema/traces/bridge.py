@@ -110,7 +110,8 @@ class BridgeTrace(Trace):
     knowledge_used: list[str] = Field(default_factory=list)   # which sets the responder read
     response_raw: str = ""
     option: str | None = None     # the chosen letter, when the question has options
-    answer: str | None = None     # None: "I don't know"
+    answer: str | None = None     # None: "I don't know" (or, with ``invalid``, no readable option)
+    invalid: bool = False         # the responder's reply named no readable option: wrong, not a refusal (spec P17)
     notes: list[str] = Field(default_factory=list)
 
     def key_facts(self) -> dict[str, str]:
@@ -120,3 +121,7 @@ class BridgeTrace(Trace):
         return {"leaf": self.leaf, "cycles": str(len(self.cycles)),
                 "path": " → ".join(f"{n.node} {'yes' if n.result else 'no'}" for n in path) or "none",
                 "answer": self.answer or "I don't know"}
+
+    def invalid_answer(self) -> bool:
+        """The responder's reply named no readable option: scored wrong, not as a refusal (spec P17)."""
+        return self.invalid

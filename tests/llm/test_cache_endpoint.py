@@ -1,0 +1,49 @@
+"""One endpoint's replies never answer for another (issue 25 §7): the reply cache is keyed by the model's name *and*
+its endpoint (scheme, host, port, path, as a hash), tested with two real serve-model servers on loopback that reply
+differently under the same model name."""
+
+from __future__ import annotations
+
+from backend.llm.client import LLMClient, LLMConfig, default_cache, endpoint_hash
+from backend.llm.server import running_server
+
+QUESTION = "Who designed the Velmora Bridge?"
+MESSAGES = [{"role": "user", "content": f"Context: The Velmora Bridge was designed by Ingrid Haldane.\n"
+                                        f"Question: {QUESTION}"}]
+
+
+def ask(cache, api_base: str):
+    client = LLMClient(LLMConfig(model="openai/reader", api_base=api_base, timeout_s=10, num_retries=0),
+                       api_key="sk-test-not-a-real-key-123456", cache=cache)
+    return client.complete(MESSAGES, task="keyword_answer", step="answer", question=QUESTION)
+
+
+def test_a_second_server_under_the_same_model_name_is_asked_not_answered_from_the_first_ones_cache(tmp_path):
+    cache = default_cache(tmp_path)
+    with running_server(reply_text="POISONED") as bad, running_server(reply_text="HONEST") as good:
+        first = ask(cache, bad.base_url)
+        second = ask(cache, good.base_url)
+        assert (first.response, first.cache_hit) == ("POISONED", False)
+        assert (second.response, second.cache_hit) == ("HONEST", False)
+        assert good.stats["requests"] == 1  # the honest server was asked
+        # each endpoint's own entry still answers for it, and a trailing slash names the same endpoint
+        again = ask(cache, good.base_url + "/")
+        assert (again.response, again.cache_hit) == ("HONEST", True) and good.stats["requests"] == 1
+        assert ask(cache, bad.base_url).response == "POISONED"
+    assert bad.base_url.encode() not in cache.path.read_bytes()  # the URL is never stored, only its hash
+    cache.close()
+
+
+def test_the_endpoint_is_scheme_host_port_and_path_normalised_without_credentials_or_query():
+    base = endpoint_hash("http://127.0.0.1:8701/v1")
+    assert endpoint_hash("http://127.0.0.1:8701/v1/") == base
+    assert endpoint_hash("HTTP://user:secret@127.0.0.1:8701/v1?key=abc#x") == base
+    assert endpoint_hash("http://127.0.0.1:8702/v1") != base      # another port
+    assert endpoint_hash("http://127.0.0.1:8701/v2") != base      # another path
+    assert endpoint_hash("https://127.0.0.1:8701/v1") != base     # another scheme
+    assert endpoint_hash("http://localhost:8701/v1") != base      # another host name
+    assert endpoint_hash("https://API.example.com/v1") == endpoint_hash("https://api.example.com:443/v1")
+    assert "8701" not in base and "127.0.0.1" not in base
+    config = LLMConfig(model="openai/reader", api_base="http://u:p@127.0.0.1:8701/v1/")
+    assert config.identity == f"openai/reader@{base}" and "u:p" not in config.identity
+    assert LLMConfig(model="openai/reader").identity == "openai/reader"  # no endpoint: the name alone
