@@ -42,9 +42,11 @@ def estimate_frame(estimate: RunEstimate) -> pd.DataFrame:
 
 def needs_confirming(estimate: RunEstimate | None, threshold_usd: float, always: bool = False) -> bool:
     """A hosted model's run the user must confirm: ``always``, else above the threshold or at an unknown price."""
-    if estimate is None or estimate.free or not estimate.calls:
+    if estimate is None or estimate.free:
         return False
-    return always or estimate.needs_confirmation(threshold_usd)
+    if always:  # even when no method could estimate its calls
+        return True
+    return bool(estimate.calls) and estimate.needs_confirmation(threshold_usd)
 
 
 def confirm_label(estimate: RunEstimate, once: bool = False) -> str:

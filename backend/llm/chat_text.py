@@ -11,6 +11,7 @@ uses bounded, non-nested quantifiers, since the readers run on every model call.
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import re
 
@@ -421,3 +422,26 @@ def truncated(text: str | None) -> bool:
     is_item = bool(_NUMBERED.match(last) or _BULLET.match(last) or _TAGGED.match(last))
     return (len(words) >= 30 and len(last_words) >= 6 and not is_item and not last.endswith(_CLOSED)
             and not last[-1].isdigit())
+
+
+# --- bounded work ------------------------------------------------------------------------------------------------
+
+_SPACE_RUN = re.compile(r"[ \t\u00a0]{3,}")
+_BLANK_RUN = re.compile(r"\n[ \t]*(?:\n[ \t]*){2,}")
+
+
+def squeeze(text: str | None) -> str | None:
+    """``text`` with runs of spaces or tabs cut to two and runs of blank lines to one: a model that loops on whitespace
+    up to its token limit (local models in JSON mode do) would otherwise cost the readers' patterns time quadratic in
+    the run's length. Two spaces survive (a Markdown line break, a table's padding), so no reading changes."""
+    if not text or len(text) < 64:
+        return text
+    return _BLANK_RUN.sub("\n\n", _SPACE_RUN.sub("  ", text))
+
+
+def bounded(reader):
+    """A reader that reads ``squeeze(text)`` (its first argument): the guard every reader wears."""
+    @functools.wraps(reader)
+    def read(text, *args, **kwargs):
+        return reader(squeeze(text), *args, **kwargs)
+    return read

@@ -91,9 +91,18 @@ class LLMConfig(BaseModel):
     def identity(self) -> str:
         """The model as cache keys name it: two servers may serve the same name, so the endpoint is part of it,
         as a hash of its scheme, host, port and path (``endpoint_hash``; never the URL itself)."""
-        if not self.api_base:
+        base = self.api_base or _environment_base(self.model)
+        if not base:
             return self.model
-        return f"{self.model}@{endpoint_hash(self.api_base)}"
+        return f"{self.model}@{endpoint_hash(base)}"
+
+
+def _environment_base(model: str) -> str | None:
+    """The endpoint litellm takes from the environment when no api_base is given (an ``openai/`` model pointed at a
+    server by ``OPENAI_API_BASE`` / ``OPENAI_BASE_URL``): it decides where the reply came from just as well."""
+    if not model.startswith("openai/"):
+        return None
+    return os.environ.get("OPENAI_API_BASE") or os.environ.get("OPENAI_BASE_URL") or None
 
 
 class LLMError(RuntimeError):

@@ -134,12 +134,13 @@ _SHORT_LABELS = ("Final Answer", "Short Answer", "Answer", "Keywords", "Response
 _ANSWER_IS = re.compile(r"^(?:so,?\s+|therefore,?\s+|thus,?\s+|hence,?\s+)?(?:the\s+|my\s+)?"
                         r"(?:final\s+|correct\s+|short\s+|best\s+|most\s+likely\s+)?answer\s+"
                         r"(?:is|would\s+be|should\s+be|appears\s+to\s+be)\s*:?\s+(?P<v>\S.*)$", re.I)
-_AFTER_ANSWER = re.compile(r"\.?\s+(?:explanation|reason(?:ing)?|evidence|justification|sources?|because)\s*:.*$",
+_AFTER_ANSWER = re.compile(r"(?<!\s)\.?\s+(?:explanation|reason(?:ing)?|evidence|justification|sources?|because)\s*:.*$",
                            re.I)
 _PLAIN_LABEL = re.compile(r"^\s*(?:final\s+)?answer\s*:\s*(.*)$", re.I)
 _LABEL_ONLY = re.compile(r"\W*(?:final\s+|short\s+)?(?:answer|response|keywords)\W*", re.I)
 
 
+@ct.bounded
 def parse_short_answer(text: str, **_fields) -> Parsed[str | None]:
     """A keyword answer (``None`` = "I don't know"). Exact: one line, optionally after "Answer:". Lenient: Markdown,
     a preamble or closing remark, a labelled line in a longer reply ("**Final Answer:** X"), "The answer is X.",
@@ -191,6 +192,7 @@ _ENTAIL = re.compile(r"\b(?P<neg>(?:does|do|is|are)\s*n[o']?t\s+|not\s+)?(?:sema
                      r"(?:entails?|equivalent|the\s+same)\b", re.I)
 
 
+@ct.bounded
 def parse_yes_no(text: str, **_fields) -> Parsed[bool | None]:
     """"yes" / "no". Exact: the word alone. Lenient: Markdown ("**Yes**"), a labelled or leading yes/no ("Yes, they
     match."), a final one ("The answers are equivalent: yes"), the only one in the reply, or the wording without
@@ -234,6 +236,7 @@ _ANSWER_EXPL = re.compile(r"answer\s*:\s*(?P<answer>.*?)\s*(?:\.?\s*explanation\
 _AS_ASKED = re.compile(r"Answer:.*?Explanation:", re.S)   # the labels as the prompt writes them
 
 
+@ct.bounded
 def parse_agent_response(text: str, **_fields) -> Parsed[tuple[str | None, str]]:
     """``Answer: X. Explanation: Y`` -> (X or None for unknown, Y). Lenient: Markdown around the labels, a preamble
     or closing remark, labels on separate lines or in the other order, a JSON object with "answer" (and
@@ -317,6 +320,7 @@ def _sentence_end(listing: str) -> str:
     return listing if re.search(r"(?:\b\w\.){2,}$", listing) else listing.rstrip(".").strip()
 
 
+@ct.bounded
 def parse_all_correct_answers(text: str, **_fields) -> Parsed[tuple[list[str], str]]:
     """``All Correct Answers: ["a", "b"]. Explanation: ...`` -> (answers without unknowns, explanation). Lenient:
     Markdown, a preamble or closing remark, another label ("Correct answers", "Final answers"), answers not in a
@@ -438,6 +442,7 @@ def _passage_blocks(raw: str, max_passages: int) -> tuple[list[str], list[str]]:
     return [body], notes
 
 
+@ct.bounded
 def parse_passages(text: str, max_passages: int = 1, drop_idk: bool = True, **_fields) -> Parsed[Passages]:
     """Passages written from memory (``generate_passage``; Astute's call 1, BRIDGE's K_int): ``<DOC>`` blocks;
     else, when ``max_passages`` > 1, ``Document k:`` / ``Passage k:`` headers or blank lines; else the whole reply

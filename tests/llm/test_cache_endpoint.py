@@ -47,3 +47,14 @@ def test_the_endpoint_is_scheme_host_port_and_path_normalised_without_credential
     config = LLMConfig(model="openai/reader", api_base="http://u:p@127.0.0.1:8701/v1/")
     assert config.identity == f"openai/reader@{base}" and "u:p" not in config.identity
     assert LLMConfig(model="openai/reader").identity == "openai/reader"  # no endpoint: the name alone
+
+
+def test_an_endpoint_set_in_the_environment_is_part_of_the_identity(monkeypatch):
+    """litellm sends an ``openai/`` model to ``OPENAI_API_BASE`` when no api_base is given: the key names it too."""
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    monkeypatch.setenv("OPENAI_API_BASE", "http://127.0.0.1:8701/v1")
+    one = LLMConfig(model="openai/reader").identity
+    monkeypatch.setenv("OPENAI_API_BASE", "http://127.0.0.1:8702/v1")
+    assert LLMConfig(model="openai/reader").identity != one
+    assert one == LLMConfig(model="openai/reader", api_base="http://127.0.0.1:8701/v1").identity
+    assert LLMConfig(model="offline/reader").identity == "offline/reader"  # the offline model's keys are unchanged

@@ -65,7 +65,10 @@ def test_readers_are_total_and_fast_on_long_and_hostile_replies():
     hostile = ["*" * 20000, "_a" * 10000, "#" * 5000 + "\n", "1." * 10000, "Answer: " * 3000, "$$ keep " * 3000,
                "| a " * 5000 + "|\n|---|\n", "{" * 5000, "9" * 20000, "Passage-" * 3000, ("word " * 4000) + ",",
                "**Answer:** " + "x " * 10000, "[" * 3000, '{"a": [' * 1000,
-               "All Correct Answers: " + "[" * 3000 + "]" * 3000, "0," * 5000, "## " * 5000, "*a " * 5000]
+               "All Correct Answers: " + "[" * 3000 + "]" * 3000, "0," * 5000, "## " * 5000, "*a " * 5000,
+               # a model looping on whitespace up to its token limit (local models in JSON mode do)
+               "Answer: Paris" + " " * 50000 + "x", "x" + "\t" * 50000 + "x", "x" + " " * 50000 + "x!", "{" + "\n" * 50000,
+               " " * 50000 + "x!", "\n \n" * 20000, "$" * 50000 + "keep"]
     failures = []
     for reader in sorted({c.reader for c in CASES if not c.error}):
         kwargs = next(c.kwargs for c in CASES if c.reader == reader)

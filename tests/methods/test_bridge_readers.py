@@ -9,6 +9,7 @@ import pytest
 from backend.data import Dataset
 from backend.llm.client import LLMConfig
 from backend.llm.providers import scripted
+from backend.methods.bridge.parse import read_option
 from backend.runner import Runner
 from backend.schema import Document, Question
 from backend.scoring import refused, unreadable, verdict
@@ -81,3 +82,10 @@ def test_a_read_option_and_the_ra_leaf_are_not_invalid(tmp_path):
     assert not _run(CHATTY, tmp_path).trace.invalid
     idk = _run({**CHATTY, "select_option": "Correct Option: C"}, tmp_path)
     assert idk.abstained and not idk.trace.invalid and idk.answers == []    # the "I don't know" option: a refusal
+
+
+def test_an_option_past_h_is_never_read_as_a_letter():
+    """Only eight options have letters: a reply naming the ninth option's text reads as no option, not a crash."""
+    options = [f"City{i} Tours" for i in range(9)]
+    assert read_option("City8 Tours", options=options).status == "unreadable"
+    assert read_option("City2 Tours", options=options).value == 2

@@ -32,6 +32,7 @@ import re
 from dataclasses import dataclass, field, replace
 
 from backend.answers import cluster, contains_match, normalize
+from backend.llm import chat_text as ct
 from backend.llm.chat_text import has_markup, json_object, plain, table_rows, truncated
 from backend.llm.formats import IDK, Parsed, Status, is_idk, parse_passages, refusal
 from backend.schema import AstuteDropped, AstuteGeneration, AstuteGroup, AstutePassage
@@ -101,7 +102,7 @@ _ATTR = r'(\w+)\s*=\s*"([^"]*)"'
 _GROUP_TAG = re.compile(r"<GROUP\b([^>]*)>(.*?)(?:</GROUP>|(?=<GROUP\b)|\Z)", re.S | re.I)
 _CANDIDATE_TAG = re.compile(r"<CANDIDATE\b([^>]*)>(.*?)</CANDIDATE>", re.S | re.I)
 _EXCLUDED_TAG = re.compile(r"<EXCLUDED>(.*?)</EXCLUDED>", re.S | re.I)
-_HEADER = re.compile(r"^\s*(?:[-*#>•]+\s*)?(?:\*\*)?\s*(?P<new>new\s+|consolidated\s+)?(?P<word>document|group|doc)\b"
+_HEADER = re.compile(r"^[ \t]*(?:[-*#>•]+[ \t]*)?(?:\*\*[ \t]*)?(?P<new>new\s+|consolidated\s+)?(?P<word>document|group|doc)\b"
                      r"\s*#?\s*(?P<id>[A-Za-z]?\d+|[A-Z])\b\s*(?:\*\*)?", re.I)
 #: a header inside a line, after a sentence ("… born in 1869. Document 2 (source: …): …"): groups written on one line
 _INLINE_HEADER = re.compile(r"(?<=[.;!?)])[ \t]+(?=(?:new[ \t]+|consolidated[ \t]+)?(?:document|group)[ \t]*#?[ \t]*"
@@ -109,7 +110,7 @@ _INLINE_HEADER = re.compile(r"(?<=[.;!?)])[ \t]+(?=(?:new[ \t]+|consolidated[ \t
 _LIST_ITEM = re.compile(r"^\s*(?:\(?(?P<n>\d{1,2})[.)]|[-*•])\s+(?P<text>\S.*)$")
 _IRRELEVANT = re.compile(r"\birrelevant\b|\bnot\s+relevant\b|\bexclud|\bunrelated\b|\bdoes\s+not\s+(?:answer|mention)",
                          re.I)
-_STEP = re.compile(r"^\W*step\s*(\d)\b[^:\n]*:?", re.I | re.M)
+_STEP = re.compile(r"^[^\w\n]*step\s*(\d)\b[^:\n]*:?", re.I | re.M)
 _NOTHING_RELEVANT = re.compile(r"\bno (?:document|passage)s?\b|\bnone of the (?:documents|passages)\b", re.I)
 _CITATION = re.compile(r"(?:original\s+)?(?:documents?|docs?|passages?|sources?)\s*(?:numbers?|ids?)?\s*[:#=]?\s*"
                        r"(#?\d+(?:\s*(?:,\s*and|,|and|&|/|-|–|to)\s*#?\d+)*)", re.I)
@@ -397,6 +398,7 @@ def _apply_candidate(group: AstuteGroup, answer: str | None, conf: str | None) -
     _set_confidence(group, conf)
 
 
+@ct.bounded
 def parse_consolidation(raw: str, passages: list[AstutePassage]) -> Consolidation:
     """The groups of one consolidation (a p_con reply, or Step 1-2 of the p_ans reply) against D0."""
     raw = raw or ""
@@ -440,7 +442,7 @@ def parse_consolidation(raw: str, passages: list[AstutePassage]) -> Consolidatio
                          conflict=conflict, parse=mode, notes=notes)
 
 
-_STEP_2 = re.compile(r"^\W*step\s*2\b", re.I | re.M)
+_STEP_2 = re.compile(r"^[^\w\n]*step\s*2\b", re.I | re.M)
 
 
 def _cut_off(raw: str) -> bool:
@@ -496,7 +498,7 @@ class FinalAnswer(Parsed[list[str]]):
 
 
 _ANSWER_TAG = re.compile(r"<ANSWER>(.*?)</ANSWER>", re.S | re.I)
-_LABEL = re.compile(r"^\W*(?P<final>final[ \t]+answers?|answers?)[ \t]*[:\-][ \t]*(?P<value>\S.*)$", re.I | re.M)
+_LABEL = re.compile(r"^[^\w\n]*(?P<final>final[ \t]+answers?|answers?)[ \t]*[:\-][ \t]*(?P<value>\S.*)$", re.I | re.M)
 _FINAL_HEADING = re.compile(r"^\W*final[ \t]+answers?[ \t]*:?[ \t]*$", re.I)   # the answers on the lines below
 #: "The most reliable answer is 1869." (a Step 3 in words)
 _ANSWER_IS = re.compile(r"\b(?:final|correct|best[- ]supported|most\s+(?:accurate|reliable|likely|well[- ]supported)"
@@ -562,6 +564,7 @@ def _final(answers: list[str], how: str, rationale: str, notes: list[str], statu
                        rationale=rationale, notes=notes)
 
 
+@ct.bounded
 def parse_answer(raw: str, groups: list[AstuteGroup], answer_mode: str = "single") -> FinalAnswer:
     """The final answer(s) of the p_ans reply, with the fallback used and the Step 3 rationale."""
     raw = raw or ""
@@ -643,11 +646,13 @@ def passages_of(passages: list[dict] | None) -> list[AstutePassage]:
                           text=p.get("text") or "") for k, p in enumerate(passages or [], start=1)]
 
 
+@ct.bounded
 def read_consolidation(text: str, passages: list[dict] | None = None, **_fields) -> Consolidation:
     """The ``consolidate`` task's reader: ``parse_consolidation`` against the passages the call was given."""
     return parse_consolidation(text, passages_of(passages))
 
 
+@ct.bounded
 def read_final_answer(text: str, passages: list[dict] | None = None, answer_mode: str = "single",
                       **_fields) -> FinalAnswer:
     """The ``consolidate_answer`` task's reader, as ``AstuteRAG`` reads the reply: its groups

@@ -21,6 +21,7 @@ import re
 from collections.abc import Sequence
 
 from backend.answers import normalize
+from backend.llm import chat_text as ct
 from backend.llm.chat_text import (has_markup, json_object, plain, probability, read_list, strip_chatter, table_rows,
                                     truncated)
 from backend.llm.formats import IDK, Parsed, exact, is_idk, lenient, unreadable
@@ -107,6 +108,7 @@ def _json_probabilities(value) -> tuple[tuple[float, str | None] | None, tuple[f
     return r, g
 
 
+@ct.bounded
 def parse_soft_bias(text: str, **_fields) -> Parsed[tuple[float, float]]:
     """The allocator's reply -> (p_retrieve, p_direct), renormalised to sum to 1 (spec §3 Step 1, ours). Unreadable:
     (0.5, 0.5), the default of spec §8.6."""
@@ -257,6 +259,7 @@ def _question_items(text: str) -> tuple[list[str], list[str]]:
     return [c for c in cleaned if c], notes
 
 
+@ct.bounded
 def parse_numbered_list(text: str, expected: int | None = None) -> Parsed[list[str]]:
     """A list of questions (the sub-queries) -> the questions in order: ``1. …`` lines (exact), else a numbered list
     in Markdown or with chatter around it, ``Q1:`` items, bullets, a table, a JSON list, or the lines that end in
@@ -292,6 +295,7 @@ def _analysis(text: str) -> str:
     return "\n".join(ln for ln in lines if ln)
 
 
+@ct.bounded
 def parse_reflection(text: str, expected: int | None = None) -> Parsed[tuple[str, list[str]]]:
     """A reflection reply -> (the contradiction analysis, the new questions): ``Analysis: …``, ``New questions:``
     and ``1. …`` lines (exact); else a JSON object; else the questions after a "New questions" / "[Reconstruct
@@ -403,6 +407,7 @@ def _without_echo(item: str, below: str, questions: set[str]) -> str:
     return answer or IDK
 
 
+@ct.bounded
 def parse_answers(text: str, sub_queries: Sequence[str] = ()) -> Parsed[list[str]]:
     """The multi-query generator's reply -> one answer per sub-query, in order: ``1. answer`` lines (exact); else a
     JSON list, the ``Answer:`` lines of a reply laid out as question / ``Analysis:`` / ``Answer:`` (the analysis
@@ -484,6 +489,7 @@ def _by_text(text: str, options: Sequence[str]) -> int | None:
     return hits[0] if len(hits) == 1 else None
 
 
+@ct.bounded
 def parse_option(text: str, n_options: int = 4, options: Sequence[str] | None = None) -> Parsed[int | None]:
     """The responder's reply -> the 0-based option: ``Correct Option: X`` (exact, spec P17's regex); else the letter
     in another dress (``**Correct Option:** B``, ``Answer: B``, ``B``, ``(B)``, ``Option B``, ``The correct option
@@ -504,7 +510,7 @@ def parse_option(text: str, n_options: int = 4, options: Sequence[str] | None = 
     read = _by_letter(raw, letters)
     if read is not None:
         return lenient(read[0], f"no 'Correct Option: X' line; read {read[1]}")
-    k = _by_text(raw, options or [])
+    k = _by_text(raw, list(options or [])[:len(letters)])  # an option past H has no letter to answer with
     if k is not None:
         return lenient(k, f"no option letter; the reply names option {letters[k]}'s text")
     why = "the reply is cut off before an option" if truncated(raw) else "no option letter found"
@@ -520,17 +526,21 @@ def _count(n) -> int | None:
         return None
 
 
+@ct.bounded
 def read_sub_queries(text: str, n: int | None = None, **_fields) -> Parsed[list[str]]:
     return parse_numbered_list(text, _count(n))
 
 
+@ct.bounded
 def read_answers(text: str, sub_queries: Sequence[str] = (), **_fields) -> Parsed[list[str]]:
     return parse_answers(text, sub_queries)
 
 
+@ct.bounded
 def read_reflection(text: str, n: int | None = None, **_fields) -> Parsed[tuple[str, list[str]]]:
     return parse_reflection(text, _count(n))
 
 
+@ct.bounded
 def read_option(text: str, options: Sequence[str] = (), **_fields) -> Parsed[int | None]:
     return parse_option(text, len(options or []) or 4, options)

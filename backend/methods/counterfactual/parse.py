@@ -88,9 +88,9 @@ _LABEL_ONLY = re.compile(r"\W*(?:final\s+|regenerated\s+|new\s+)?answer\W*", re.
 _EVIDENCE_WORD = r"(?:evidence|sources?|citations?|supporting\s+passages?|references?)"
 _EVIDENCE_HEAD = re.compile(r"^[ \t]*" + _EVIDENCE_WORD + r"[ \t]*$\n?|(?:^|(?<=[\s.;,)]))" + _EVIDENCE_WORD
                             + r"[ \t]*[:\-–—][ \t]*", re.I | re.M)
-_AFTER_ANSWER = re.compile(r"\.?\s*\b(?:evidence|explanation|reasoning|reason|sources?|citations?|because)\s*:.*$",
+_AFTER_ANSWER = re.compile(r"(?<!\s)\.?\s*\b(?:evidence|explanation|reasoning|reason|sources?|citations?|because)\s*:.*$",
                            re.I)
-_CITATION = re.compile(r"\s*[(\[](?:see\s+|from\s+|per\s+|based\s+on\s+|according\s+to\s+)?passages?[^)\]]{0,40}"
+_CITATION = re.compile(r"(?<!\s)\s*[(\[](?:see\s+|from\s+|per\s+|based\s+on\s+|according\s+to\s+)?passages?[^)\]]{0,40}"
                        r"[)\]]\s*$", re.I)
 
 
@@ -110,6 +110,7 @@ def _cut_off(raw: str) -> bool:
     return ct.truncated(raw) or len(re.findall(r"(?<!#)##(?!#)", raw.split("\n")[-1])) % 2 == 1
 
 
+@ct.bounded
 def read_cf_reply(raw: str | None, n_passages: int, refusal_scope: str = "output",
                   evidence_asked: bool = True) -> Parsed[CFReply]:
     """Answer, evidence and refusal flag of one reply (§3.2), and how the read went. Exact: the released code's
@@ -194,6 +195,7 @@ def read_cf_reply(raw: str | None, n_passages: int, refusal_scope: str = "output
     return lenient(reply, "; ".join(dict.fromkeys(notes)) or "not in the 'Answer: X. Evidence: ## … ##' format")
 
 
+@ct.bounded
 def parse_reply(raw: str | None, n_passages: int, refusal_scope: str = "output") -> CFReply:
     """Answer, evidence and refusal flag of one reply (``read_cf_reply`` without the read's status)."""
     return read_cf_reply(raw, n_passages, refusal_scope).value
@@ -222,7 +224,7 @@ def judge(reply: CFReply, rag: CFReply, threshold: float = THRESHOLD, substring:
 
 
 _TAG = re.compile(r"\$\$\s*(keep|discard)\s*\$\$", re.I)
-_LOOSE_TAG = re.compile(r"\\?\$+\s*(keep|discard)\s*\\?\$+", re.I)
+_LOOSE_TAG = re.compile(r"(?<!\$)\\?\$+\s*(keep|discard)\s*\\?\$+", re.I)
 _CHOICE = re.compile(r"\b(?:(?P<keep>keep|keeping|kept|keeps|retain|retaining|retained)"
                      r"|(?P<discard>discard|discarding|discarded|discards|reject|rejecting|rejected))\b", re.I)
 _NEGATED = re.compile(r"(?:\brather\s+than|\binstead\s+of|\bnot|n't|\bnever|\bno\s+need\s+to|\bno\s+reason\s+to"
@@ -261,6 +263,7 @@ def _decision(text: str) -> tuple[str | None, str]:
     return None, ""
 
 
+@ct.bounded
 def parse_keep_discard(raw: str, **_fields) -> Parsed[str]:
     """Direct selection's choice. Exact: ``$$ keep $$`` or ``$$ discard $$`` (one of them, however often; not the
     released code's regex, which never matches: ``$`` is an anchor there). Lenient: both marks, or none (single
@@ -283,9 +286,10 @@ def parse_keep_discard(raw: str, **_fields) -> Parsed[str]:
 
 
 _PROBABILITY_LABELS = ("Probability", "Final Probability", "Confidence", "Probability of correctness", "Answer")
-_PLAIN_PROBABILITY = re.compile(r"^\s*(?:probability\s*:\s*)?(?:0?\.\d+|[01](?:\.\d+)?)\s*\.?\s*$", re.I)
+_PLAIN_PROBABILITY = re.compile(r"^\s*(?:probability\s*:\s*)?(?:0?\.\d+|0|1(?:\.0+)?)\s*\.?\s*$", re.I)
 
 
+@ct.bounded
 def parse_probability(raw: str, **_fields) -> Parsed[float]:
     """``Probability: 0.xx`` -> a value in [0, 1]. Exact: that, or the bare decimal. Lenient: Markdown, a preamble,
     another label ("Confidence:"), a JSON object, a percentage (``80%``, ``**70%**``, ``[80%]``), a fraction
