@@ -6,7 +6,7 @@ from pathlib import Path
 import streamlit as st
 
 from backend import warmup
-from components.session import sidebar
+from components.session import deployment, sidebar, signin
 from components.session.state import keep_widget_state
 from components.session.views import navigation_pages
 
@@ -20,9 +20,12 @@ st.set_page_config(page_title="ConflictLens", page_icon=ICON, layout="wide")
 # (components/views.py); a method's page from its own components module, or the generic method page.
 # A page file's name is its URL path: a fresh server's first request to a deep link resolves pages by file name
 # (Streamlit's pages/ folder mode) before this navigation exists, and shared links (/sources, /debate) must work.
+deployment.apply()  # what the server allows, before anything reads a file or a key
+who = signin.require()  # with [auth]: the sign-in page only, until the visitor is signed in
 navigation = st.navigation(navigation_pages())
 keep_widget_state()
 sidebar.render()
+signin.render_sidebar(who)
 try:
     navigation.run()
 finally:  # once the first page is drawn (or stopped): load what a first run needs while the user looks

@@ -14,6 +14,8 @@ from typing import Any
 
 import backend  # noqa: F401  (offline environment variables)
 from backend.paths import CHROMA_URL_ENV
+# every print below shows dataset text, model replies or names from files: without terminal control sequences
+from backend.terminal import clean, json_text, print  # noqa: A004
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
@@ -48,7 +50,11 @@ def _add_model_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", default="offline/reader",
                    help="any litellm model string (default: offline/reader, the built-in heuristic reader; "
                         "offline/chatty: the same replies dressed as chat models write them)")
-    p.add_argument("--api-base", default=None, help="e.g. http://localhost:11434 for Ollama")
+    p.add_argument("--api-base", default=None,
+                   help="e.g. http://localhost:11434 for Ollama. The environment's API keys (OPENAI_API_KEY, ...) go "
+                        "only to their provider's own endpoint or to an api_base listed in "
+                        "$CONFLICTLENS_KEY_ENDPOINTS (comma-separated URL prefixes); any other api_base gets the key "
+                        "in $CONFLICTLENS_API_KEY, else none (a placeholder: a local server needs no key)")
     p.add_argument("--structured-output", action="store_true",
                    help="ask each task for its JSON schema where the model supports JSON-schema responses (litellm's "
                         "model map; an openai/ model with --api-base); default: the papers' reply formats")
@@ -82,8 +88,12 @@ def _runner(args: argparse.Namespace, ds, method_params: dict | None = None):
 
         print(f"warning: {unsupported_note(cfg.model)}", file=sys.stderr)
     cache = default_cache(args.cache_dir) if args.cache_mode != "off" else None
-    return Runner(ds, llm=cfg, cache=cache, evidence_mode=args.evidence, method_params=method_params or {},
-                  chroma_url=args.chroma_url)
+    from backend.llm.keys import ENV_API_KEY
+
+    # the key for --api-base comes from the environment, never an argument (the shell's history, `ps`)
+    api_key = os.environ.get(ENV_API_KEY) if args.api_base else None
+    return Runner(ds, llm=cfg, cache=cache, api_key=api_key, evidence_mode=args.evidence,
+                  method_params=method_params or {}, chroma_url=args.chroma_url)
 
 
 def _add_cost_args(p: argparse.ArgumentParser, max_cost_help: str) -> None:
@@ -115,7 +125,7 @@ def _cost_gate(args: argparse.Namespace, runner, questions, names: list[str], st
                        stops_at_limit=stops_at_limit)
     if action == "ask":
         try:
-            answer = input(f"{why} [y/N] ")
+            answer = input(clean(f"{why} [y/N] "))
         except EOFError:
             answer = ""
         if answer.strip().lower() not in ("y", "yes"):
@@ -175,7 +185,7 @@ class _Bars:
             if what not in self.bars and total:
                 from tqdm import tqdm
 
-                self.bars[what] = tqdm(total=total, desc=what, unit=unit, file=sys.stderr)
+                self.bars[what] = tqdm(total=total, desc=clean(what), unit=unit, file=sys.stderr)
             if what in self.bars:
                 self.bars[what].update(done - self.bars[what].n)
         return update
@@ -196,8 +206,6 @@ def _prepare_with_progress(runner, names: list[str]) -> None:
 
 
 def _cmd_inspect(args: argparse.Namespace) -> int:
-    import json
-
     from backend.methods import UnknownMethod, resolve
 
     ds = _load_or_exit(args.dataset, args.format)
@@ -218,9 +226,8 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
         Path(args.html).write_text(report_html(ds, question, results), encoding="utf-8")
         print(f"wrote {args.html}", file=sys.stderr)
     if args.json:
-        print(json.dumps({"question": {"id": question.id, "question": question.question},
-                          "results": {m: r.model_dump(mode="json") for m, r in results.items()}},
-                         ensure_ascii=False))
+        print(json_text({"question": {"id": question.id, "question": question.question},
+                         "results": {m: r.model_dump(mode="json") for m, r in results.items()}}))
         return 0
     from backend.report import print_inspect
 
@@ -230,8 +237,6 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
 
 def _cmd_risk(args: argparse.Namespace) -> int:
     """RC-RAG under each fusion strategy and the keep-everything reference over a dataset: folds and metrics."""
-    import json
-
     from backend.methods.counterfactual import FUSIONS
     from backend.methods.counterfactual.risk import risk_sweep
 
@@ -261,7 +266,7 @@ def _cmd_risk(args: argparse.Namespace) -> int:
     rows = [{"point": p.label, "method": p.method, **p.folds, **p.metrics, "unlabelled": p.unlabelled,
              "errors": p.errors, "calls": p.calls, "paths": p.paths} for p in sweep.points]
     if args.json:
-        print(json.dumps({"dataset": ds.name, "questions": len(questions), "points": rows}, ensure_ascii=False))
+        print(json_text({"dataset": ds.name, "questions": len(questions), "points": rows}))
         return 0
     from backend.report import print_risk
 
@@ -273,18 +278,23 @@ def _gold_questions(args: argparse.Namespace, ds):
     """``--gold``: the labelled questions with the analysts' answers as gold (exit 2 when there are none)."""
     from backend.labels import LabelStoreError
     from backend.labels.files import LabelFileError
-    from backend.labels.gold import apply_gold, load_gold
+    from backend.labels.gold import apply_gold, gold_labels
 
-    try:
-        labels = load_gold(args.gold, ds.name, analyst=args.gold_analyst)
+    try:  # the labels of this very version of the dataset (its name and content hash, backend.labels.identity)
+        labels, elsewhere = gold_labels(args.gold, ds, analyst=args.gold_analyst)
     except (LabelFileError, LabelStoreError, FileNotFoundError) as err:
         print(f"error: --gold: {err}", file=sys.stderr)
         raise SystemExit(2) from None
     questions, info = apply_gold(ds, labels)
+    other = (f"; {elsewhere} question(s) have labels saved for another version of {ds.name} only (python -m backend "
+             f"labels carry --dataset {args.dataset} --labels STORE carries the unchanged ones over)"
+             if elsewhere else "")
     if not questions:
         who = f" by {args.gold_analyst}" if args.gold_analyst else ""
-        print(f"error: --gold {args.gold}: no label{who} for a question of {ds.name}", file=sys.stderr)
+        print(f"error: --gold {args.gold}: no label{who} for a question of {ds.name}{other}", file=sys.stderr)
         raise SystemExit(2)
+    if other:
+        print(f"note: {other[2:]}", file=sys.stderr)
     print(f"note: gold answers from {info['questions']} analyst label(s) in {args.gold} "
           f"({info['unanswerable']} unanswerable); {info['unlabelled']} unlabelled question(s) left out"
           + (f"; {len(info['unknown'])} label(s) name questions not in {ds.name}" if info["unknown"] else ""),
@@ -441,8 +451,6 @@ def _cmd_attack(args: argparse.Namespace) -> int:
 
 def _cmd_reliability(args: argparse.Namespace) -> int:
     """RA-RAG stage 1 over a dataset's unlabelled calibration questions; estimated vs true reliability."""
-    import json
-
     from backend import prepared
     from backend.llm.client import LLMError
     from backend.methods.ra_rag import RARAG
@@ -475,7 +483,7 @@ def _cmd_reliability(args: argparse.Namespace) -> int:
         print(f"note: loaded from {path} (--refresh recomputes)", file=sys.stderr)
     report = reliability_vs_truth(est, ds.sources)
     if args.json:
-        print(json.dumps(report, ensure_ascii=False))
+        print(json_text(report))
         return 0
     from backend.report import print_reliability
 
@@ -502,6 +510,8 @@ def _cmd_serve_model(args: argparse.Namespace) -> int:
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
+    for path in settings.knowledge or ():  # a bad --knowledge dataset: exit 2 with its problems, before serving
+        _load_or_exit(path)
     try:
         # a non-loopback host is allowed only when given explicitly with --host (serve() warns)
         serve(settings, allow_remote=args.host is not None, warmup=not args.no_warmup,

@@ -20,12 +20,16 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from backend import files
+from backend.errors import field_path, problem
 from backend.paths import SAMPLE_DATA
 from backend.schema import Dataset, DocLabel, Document, Question, Source
 
 #: Documents longer than this load fine but are reported, since they slow every reader down.
 LONG_DOCUMENT_CHARS = 100_000
 MAX_REPORTED_PROBLEMS = 50
+#: A line whose JSON nests deeper than the interpreter's recursion limit (about a thousand levels).
+NESTED = "nested too deeply"
 BUNDLED = ("ramdocs_dev", "multisource", "multisource_beta", "scenarios")
 
 
@@ -65,26 +69,47 @@ def bundled_datasets() -> dict[str, Path]:
 
 
 def resolve_paths(path: str | Path) -> tuple[Path, Path | None]:
-    """The questions file and the optional sources.json for a dataset path (file or folder)."""
+    """The questions file and the optional sources.json for a dataset path (file or folder). Only looks (stat):
+    a pipe or device among them is refused when read (``backend.files``), never opened here."""
     p = Path(path)
     if p.is_dir():
         questions = p / "questions.jsonl"
-        if not questions.is_file():
+        if not questions.exists():
             raise DatasetError([Problem(str(p), 0, "(folder)", "no questions.jsonl in this folder")])
         sources = p / "sources.json"
-        return questions, sources if sources.is_file() else None
+        return questions, sources if sources.exists() else None
     if not p.exists():
         raise DatasetError([Problem(str(p), 0, "(file)", "no such file or folder")])
     sibling = p.parent / "sources.json"
-    return p, sibling if p.name == "questions.jsonl" and sibling.is_file() else None
+    return p, sibling if p.name == "questions.jsonl" and sibling.exists() else None
 
 
-def load_dataset(path: str | Path, format: str = "auto", name: str | None = None) -> Dataset:
-    """Load and validate a dataset; raise ``DatasetError`` listing every problem found."""
+#: What a dataset path from a page is, in ``backend.files``' refusals.
+DATASET = "dataset"
+
+
+def confined_path(path: str | Path) -> Path:
+    """A dataset path from a page or a link, resolved (``~``, symlinks) inside the deployment's open folders;
+    ``DatasetError`` with one problem otherwise, before anything there is looked at."""
+    try:
+        return files.confine(path, DATASET)
+    except files.FileRefused as err:
+        raise DatasetError([Problem(str(path).strip(), 0, "(file)", err.reason)]) from None
+
+
+def load_dataset(path: str | Path, format: str = "auto", name: str | None = None, *,
+                 confined: bool = False) -> Dataset:
+    """Load and validate a dataset; raise ``DatasetError`` listing every problem found. ``confined``: a path from
+    a page or a link, read only inside the deployment's open folders (``backend.files.confine``), each of its files
+    checked after symlinks; refused in one problem before anything is looked at."""
+    given = Path(path)
+    confine_as = DATASET if confined else None
+    if confined:
+        path = confined_path(path)
     questions_path, sources_path = resolve_paths(path)
     col = _Collector()
-    sources = _load_sources(sources_path, col) if sources_path else []
-    questions, detected = _load_questions(questions_path, format, col)
+    sources = _load_sources(sources_path, col, confine_as) if sources_path else []
+    questions, detected = _load_questions(questions_path, format, col, confine_as)
     _check_cross_references(questions, sources, sources_path is not None, str(questions_path), col)
     if col.problems:
         extra = len(col.problems) - MAX_REPORTED_PROBLEMS
@@ -93,22 +118,26 @@ def load_dataset(path: str | Path, format: str = "auto", name: str | None = None
             shown.append(Problem(str(questions_path), 0, "(file)", f"... and {extra} more problems"))
         raise DatasetError(shown)
     p = Path(path)
-    return Dataset(name=name or (p.name if p.is_dir() else p.stem), path=str(p),
+    return Dataset(name=name or (given.name if p.is_dir() else given.stem), path=str(p),
                    questions=[q for q, _ in questions], sources=sources, format=detected,
                    notes=[str(n) for n in col.notes])
 
 
 # --- questions ------------------------------------------------------------------------------------
 
-def _read_lines(path: Path, col: _Collector) -> list[tuple[int, str]]:
-    raw = path.read_bytes()
+def _read_lines(path: Path, col: _Collector, confine_as: str | None = None) -> list[tuple[int, str]]:
+    try:
+        raw = files.read_bytes(path, confine_as=confine_as)
+    except files.FileRefused as err:  # a pipe, device, folder, over the size cap, outside the open folders
+        col.add(str(path), 0, "(file)", err.reason)
+        return []
     lines: list[tuple[int, str]] = []
     for lineno, chunk in enumerate(raw.split(b"\n"), start=1):
         try:
             text = chunk.decode("utf-8")
         except UnicodeDecodeError as err:
-            col.add(str(path), lineno, "(line)", f"not valid UTF-8 (byte {err.start} of the line: "
-                    f"{chunk[err.start:err.start + 1]!r}); save the file as UTF-8")
+            col.add(str(path), lineno, "(line)", f"not valid UTF-8 (at byte {err.start} of the line); "
+                    "save the file as UTF-8")
             continue
         if text.strip():
             lines.append((lineno, text.lstrip("\ufeff") if lineno == 1 else text))
@@ -123,14 +152,18 @@ def _is_ramdocs_row(row: dict[str, Any]) -> bool:
             and "type" in docs[0] and "label" not in docs[0])
 
 
-def _load_questions(path: Path, format: str, col: _Collector) -> tuple[list[tuple[Question, int]], str]:
+def _load_questions(path: Path, format: str, col: _Collector,
+                    confine_as: str | None = None) -> tuple[list[tuple[Question, int]], str]:
     fname = str(path)
     rows: list[tuple[int, dict[str, Any]]] = []
-    for lineno, text in _read_lines(path, col):
+    for lineno, text in _read_lines(path, col, confine_as):
         try:
             row = json.loads(text)
         except json.JSONDecodeError as err:
             col.add(fname, lineno, "(line)", f"invalid JSON: {err.msg} at column {err.colno}")
+            continue
+        except RecursionError:  # json's C decoder stops at the interpreter's recursion limit
+            col.add(fname, lineno, "(line)", NESTED)
             continue
         if not isinstance(row, dict):
             col.add(fname, lineno, "(line)", f"expected a JSON object, got {type(row).__name__}")
@@ -197,25 +230,14 @@ def _validate_question(row: dict[str, Any], lineno: int, fname: str, col: _Colle
 
 
 def _field_path(loc: tuple[Any, ...]) -> str:
-    out = ""
-    for part in loc:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out or "(line)"
+    return field_path(loc) or "(line)"
 
 
 def _message(error: dict[str, Any]) -> str:
-    kind, msg = error["type"], error["msg"]
-    if kind == "missing":
-        return "missing (required)"
-    if kind == "extra_forbidden":
+    """The problem in words, never the value (a dataset may be any file: ``backend.errors``)."""
+    if error["type"] == "extra_forbidden":
         return "unknown field (put free-form data under 'meta')"
-    if msg.startswith("Value error, "):
-        msg = msg[len("Value error, "):]
-    value = error.get("input")
-    if kind.endswith("_type") or kind == "literal_error":
-        shown = json.dumps(value, ensure_ascii=False)[:60] if not isinstance(value, dict) else "{...}"
-        return f"{msg} (got {shown})"
-    return msg
+    return problem(error)
 
 
 def _check_cross_references(questions: list[tuple[Question, int]], sources: list[Source], have_sources: bool,
@@ -225,24 +247,27 @@ def _check_cross_references(questions: list[tuple[Question, int]], sources: list
     seen_d: dict[str, int] = {}
     for q, lineno in questions:
         if q.id in seen_q:
-            col.add(fname, lineno, "id", f"duplicate question id {q.id!r} (first at line {seen_q[q.id]})")
+            # the line it repeats, not the value: a problem never quotes the file (backend.errors)
+            col.add(fname, lineno, "id", f"duplicate question id (first at line {seen_q[q.id]})")
         seen_q.setdefault(q.id, lineno)
         for i, d in enumerate(q.documents):
             if d.id in seen_d:
-                col.add(fname, lineno, f"documents[{i}].id",
-                        f"duplicate document id {d.id!r} (first at line {seen_d[d.id]})")
+                col.add(fname, lineno, f"documents[{i}].id", f"duplicate document id (first at line {seen_d[d.id]})")
             seen_d.setdefault(d.id, lineno)
             if have_sources and d.source is not None and d.source not in known:
                 col.add(fname, lineno, f"documents[{i}].source",
-                        f"unknown source {d.source!r} (not in sources.json: {', '.join(sorted(known)) or 'empty'})")
+                        f"unknown source: not a name in sources.json ({len(known)} named there)")
 
 
 # --- sources.json ---------------------------------------------------------------------------------
 
-def _load_sources(path: Path, col: _Collector) -> list[Source]:
+def _load_sources(path: Path, col: _Collector, confine_as: str | None = None) -> list[Source]:
     fname = str(path)
     try:
-        text = path.read_bytes().decode("utf-8")
+        text = files.read_bytes(path, confine_as=confine_as).decode("utf-8")
+    except files.FileRefused as err:
+        col.add(fname, 0, "(file)", err.reason)
+        return []
     except UnicodeDecodeError as err:
         col.add(fname, 1, "(file)", f"not valid UTF-8 (byte {err.start}); save the file as UTF-8")
         return []
@@ -250,6 +275,9 @@ def _load_sources(path: Path, col: _Collector) -> list[Source]:
         raw = json.loads(text)
     except json.JSONDecodeError as err:
         col.add(fname, err.lineno, "(file)", f"invalid JSON: {err.msg} at column {err.colno}")
+        return []
+    except RecursionError:
+        col.add(fname, 1, "(file)", NESTED)
         return []
     if not isinstance(raw, list):
         col.add(fname, 1, "(file)", "expected a JSON list of sources: [{\"name\": ..., \"true_reliability\": ...}]")
@@ -265,7 +293,7 @@ def _load_sources(path: Path, col: _Collector) -> list[Source]:
                 col.add(fname, lineno, f"[{i}]" + (("." + _field_path(e["loc"])) if e["loc"] else ""), _message(e))
             continue
         if src.name in names:
-            col.add(fname, lineno, f"[{i}].name", f"duplicate source name {src.name!r}")
+            col.add(fname, lineno, f"[{i}].name", f"duplicate source name (entry {i} repeats an earlier one)")
         names.add(src.name)
         out.append(src)
     return out

@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -31,7 +32,9 @@ from typing import Any
 from filelock import FileLock, Timeout
 from pydantic import ValidationError
 
+from backend import files
 from backend.cost import Budget, calls_cost
+from backend.errors import first
 from backend.methods import SPECS
 from backend.methods.base import run_sync
 from backend.schema import Dataset, LLMCall, MethodResult, Question
@@ -42,6 +45,9 @@ from backend.scoring import (accuracy, count_folds, precision_recall_f1, refused
 RESULTS = "results.jsonl"
 SUMMARY = "summary.json"
 LOCK = ".lock"  # held while a run writes the folder (folder_lock)
+#: A run reads its own results file whole, however large a long run made it (regular files only); a reader of results
+#: named on a page gets the deployment's size cap instead (``backend.outputs``).
+WHOLE = sys.maxsize
 
 Pair = tuple[str, str]                        # (question id, method)
 Progress = Callable[[int, int], None]         # (questions done, questions to run)
@@ -63,7 +69,7 @@ def repair_tail(path: Path) -> str | None:
     return what was cut, as a note, or None when the file was whole."""
     if not path.exists():
         return None
-    data = path.read_bytes()
+    data = files.read_bytes(path, WHOLE)  # a pipe or device in the folder is refused, never read
     if not data:
         return None
     body, _, last = data.rstrip(b"\n").rpartition(b"\n")
@@ -72,7 +78,7 @@ def repair_tail(path: Path) -> str | None:
         try:
             json.loads(last)
             return None
-        except ValueError:
+        except (ValueError, RecursionError):
             pass
     keep = len(body) + 1 if body else 0
     with open(path, "r+b") as fh:
@@ -84,14 +90,17 @@ def repair_tail(path: Path) -> str | None:
             f"{'not valid JSON' if whole else 'no newline'}); removed, its pair is run again")
 
 
-def read_rows(path: str | Path) -> tuple[list[dict[str, Any]], list[str]]:
-    """The rows of a results file in order, and one note per line that could not be read."""
+def read_rows(path: str | Path, *, max_bytes: int | None = WHOLE,
+              confine_as: str | None = None) -> tuple[list[dict[str, Any]], list[str]]:
+    """The rows of a results file in order, and one note per line that could not be read. Only a regular file is
+    read (``backend.files``: ``FileRefused`` otherwise); ``max_bytes`` None: the deployment's size cap;
+    ``confine_as``: a path from a page, read only inside the open folders."""
     path = Path(path)
     rows: list[dict[str, Any]] = []
     notes: list[str] = []
     if not path.exists():
         return rows, notes
-    text = path.read_text(encoding="utf-8")
+    text = files.read_text(path, max_bytes, confine_as=confine_as)
     lines = text.split("\n")
     for no, line in enumerate(lines, 1):
         if not line.strip():
@@ -101,6 +110,9 @@ def read_rows(path: str | Path) -> tuple[list[dict[str, Any]], list[str]]:
             row = json.loads(line)
             if not isinstance(row, dict) or not {"question_id", "method", "result"} <= row.keys():
                 raise ValueError("missing question_id, method or result")
+        except RecursionError:
+            notes.append(f"{path}:{no}: unreadable (nested too deeply); its pair counts as not run")
+            continue
         except ValueError as err:
             what = "half-written (no newline)" if half else f"unreadable ({err})"
             notes.append(f"{path}:{no}: {what}; its pair counts as not run")
@@ -124,7 +136,7 @@ def results_of(rows: list[dict[str, Any]], notes: list[str],
         try:
             out[(row["question_id"], row["method"])] = MethodResult.model_validate(row["result"])
         except ValidationError as err:
-            notes.append(f"{path}:{row['_line']}: result: {err.errors()[0]['msg']}; its pair counts as not run")
+            notes.append(f"{path}:{row['_line']}: {first(err, 'result')}; its pair counts as not run")
     return out, notes
 
 
@@ -275,9 +287,12 @@ def _run_pending(runner, questions: list[Question], methods: list[str], out: Pat
     dataset, model = runner.dataset.name, runner.llm.model
     notes: list[str] = []
     refuse_existing(out, resume)
-    if (note := repair_tail(path)) is not None:
-        notes.append(note)
-    rows, read_notes = read_rows(path)
+    try:
+        if (note := repair_tail(path)) is not None:
+            notes.append(note)
+        rows, read_notes = read_rows(path)
+    except files.FileRefused as err:  # e.g. a pipe named results.jsonl in the folder
+        raise EvaluationError(str(err)) from None
     notes += read_notes
     other = {(r.get("dataset"), r.get("model")) for r in rows} - {(dataset, model)}
     if other:

@@ -59,6 +59,10 @@ def runtime_env() -> dict[str, Any]:
     workers' ``PYTHONPATH``."""
     env = {name: os.environ.get(name, value) for name, value in backend.OFFLINE_ENV.items()}
     env |= {name: os.environ[name] for name in PASSED_ENV if os.environ.get(name)}
+    from backend import deployment
+
+    if endpoints := deployment.current().key_endpoints:  # the workers' calls follow the driver's rule on keys
+        env[deployment.ENV_KEY_ENDPOINTS] = ",".join(endpoints)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO_ROOT), os.environ.get("PYTHONPATH")) if p)
     return {"env_vars": env}
 

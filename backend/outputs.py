@@ -28,6 +28,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from backend import errors, files
 from backend.evaluate import RESULTS, SUMMARY, load_results, read_rows, results_of, summarize
 from backend.methods import METHODS
 from backend.report.text import plural
@@ -56,8 +57,8 @@ def method_order(names: Iterable[str]) -> list[str]:
 
 
 def _first_error(err: ValidationError) -> str:
-    e = err.errors()[0]
-    return f"{'.'.join(map(str, e['loc'])) or 'the file'}: {e['msg']}"
+    """The first problem, named by field, never by value (``backend.errors``)."""
+    return errors.first(err, "")
 
 
 # --- evaluations ---------------------------------------------------------------------------------------------
@@ -111,13 +112,26 @@ class Evaluation(BaseModel):
         return cls(summary=summary, results=results, dataset=dataset, path=path, notes=list(summary.notes))
 
 
-def results_path(path: str | Path) -> Path:
-    """A results.jsonl, or the folder holding one; ``ResultsError`` when there is none."""
+#: What a results path from a page is, in ``backend.files``' refusals.
+RESULTS_FILE = "results file"
+ATTACK_FOLDER = "attack folder"
+
+
+def _confined(path: str | Path, what: str, error: type[Exception]) -> Path:
+    try:
+        return files.confine(path, what)
+    except files.FileRefused as err:
+        raise error(str(err)) from None
+
+
+def results_path(path: str | Path, *, confined: bool = False) -> Path:
+    """A results.jsonl, or the folder holding one; ``ResultsError`` when there is none. ``confined``: a path from a
+    page, refused outside the deployment's open folders before anything is looked at."""
     if not str(path).strip():
         raise ResultsError("Enter the path of a results.jsonl file or of the folder holding it.")
-    p = Path(str(path).strip()).expanduser()
+    p = _confined(path, RESULTS_FILE, ResultsError) if confined else Path(str(path).strip()).expanduser()
     if p.is_dir():
-        if not (p / RESULTS).is_file():
+        if not (p / RESULTS).exists():  # a pipe or device there is refused when read, with its reason
             raise ResultsError(f"{p}: no {RESULTS} in this folder")
         return p / RESULTS
     if not p.exists():
@@ -125,12 +139,14 @@ def results_path(path: str | Path) -> Path:
     return p
 
 
-def _read(path: str | Path) -> Results:
+def _read(path: str | Path, confined: bool = False) -> Results:
     """The rows of a results file; ``ResultsError`` when it has none (or none that is a row of ``evaluate``)."""
-    p = results_path(path)
-    try:
-        rows, notes = read_rows(p)  # once: a results file holds every call of every pair
+    p = results_path(path, confined=confined)
+    try:  # under the size cap, a regular file only (inside the open folders after symlinks, from a page)
+        rows, notes = read_rows(p, max_bytes=None, confine_as=RESULTS_FILE if confined else None)
         results, notes = results_of(rows, notes, p)
+    except files.FileRefused as err:
+        raise ResultsError(f"{p}: cannot be read ({err.reason})") from None
     except (OSError, UnicodeDecodeError) as err:
         raise ResultsError(f"{p}: cannot be read ({err})") from err
     if not results:
@@ -146,21 +162,25 @@ def _read(path: str | Path) -> Results:
     return Results(path=p, results=results, dataset=name, model=model, notes=notes)
 
 
-def read_results(path: str | Path, dataset: str) -> Results:
+def read_results(path: str | Path, dataset: str, *, confined: bool = False) -> Results:
     """The rows of a results file (or of the folder holding one) for ``dataset``; ``ResultsError`` when the file is
-    not a results file, has no rows yet or is of another dataset."""
-    read = _read(path)
+    not a results file, has no rows yet or is of another dataset. ``confined``: a path from a page."""
+    read = _read(path, confined)
     if read.dataset not in (None, dataset):
         raise ResultsError(f"{read.path}: the rows are of the dataset {read.dataset!r}, not {dataset!r}: pick that "
                            "dataset in the sidebar")
     return read
 
 
-def _model_file(path: Path, model: type[M], error: type[Exception], kind: str) -> M:
+def _model_file(path: Path, model: type[M], error: type[Exception], kind: str, confine_as: str | None = None) -> M:
     """The JSON file at ``path`` as ``model``; ``error`` saying which file and what is wrong when it cannot be read
     or is not ``kind``."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(files.read_text(path, confine_as=confine_as))
+    except files.FileRefused as err:  # a pipe, device, over the size cap, outside the open folders
+        raise error(f"{path}: cannot be read ({err.reason})") from None
+    except RecursionError:
+        raise error(f"{path}: cannot be read (nested too deeply)") from None
     except (OSError, UnicodeDecodeError, ValueError) as err:
         raise error(f"{path}: cannot be read ({err})") from err
     try:
@@ -169,25 +189,28 @@ def _model_file(path: Path, model: type[M], error: type[Exception], kind: str) -
         raise error(f"{path}: not {kind} ({_first_error(err)})") from err
 
 
-def read_summary(path: str | Path) -> Summary:
+def read_summary(path: str | Path, *, confined: bool = False) -> Summary:
     """A ``summary.json``; ``ResultsError`` when it cannot be read or is not an evaluation's summary."""
-    return _model_file(Path(path), Summary, ResultsError, "a summary of `evaluate`")
+    return _model_file(Path(path), Summary, ResultsError, "a summary of `evaluate`",
+                       RESULTS_FILE if confined else None)
 
 
-def _stopped(path: Path) -> str | None:
+def _stopped(path: Path, confined: bool = False) -> str | None:
     """Why the run that wrote ``path`` (a summary.json) stopped early (a cost limit), if it did and can be read: the
     rows alone cannot say it."""
     try:
-        return read_summary(path).stopped if path.is_file() else None
+        return read_summary(path, confined=confined).stopped if path.is_file() else None
     except ResultsError:
         return None
 
 
-def open_evaluation(path: str | Path, find_dataset: Callable[[str], Dataset | None]) -> Evaluation:
+def open_evaluation(path: str | Path, find_dataset: Callable[[str], Dataset | None], *,
+                    confined: bool = False) -> Evaluation:
     """A results file (or the folder holding ``results.jsonl``) written by ``evaluate`` (CLI or page), read only.
     The summary is recomputed from the rows when ``find_dataset(name)`` gives the dataset they name (questions: those
-    with a row), else taken from ``summary.json`` beside them. Raises ``ResultsError`` with what is wrong."""
-    read = _read(path)
+    with a row), else taken from ``summary.json`` beside them. Raises ``ResultsError`` with what is wrong.
+    ``confined``: a path from a page, read only inside the deployment's open folders."""
+    read = _read(path, confined)
     p, name, notes = read.path, read.dataset, list(read.notes)
     dataset = find_dataset(name) if name else None
     if dataset is not None:
@@ -199,13 +222,13 @@ def open_evaluation(path: str | Path, find_dataset: Callable[[str], Dataset | No
         asked = {q for q, _ in read.results}
         questions = [q for q in dataset.questions if q.id in asked]
         summary = summarize(dataset, read.results, methods=read.methods, questions=questions, model=read.model,
-                            notes=notes, stopped=_stopped(p.parent / SUMMARY))
+                            notes=notes, stopped=_stopped(p.parent / SUMMARY, confined))
         return Evaluation(summary=Summary.model_validate(summary), results=read.results, dataset=dataset, path=p,
                           notes=notes)
-    if not (p.parent / SUMMARY).is_file():
+    if not (p.parent / SUMMARY).exists():
         raise ResultsError(f"{p}: the rows are of the dataset {name!r}, which is not loaded here, and there is no "
                            f"{SUMMARY} beside them: pick that dataset in the sidebar to score them")
-    summary = read_summary(p.parent / SUMMARY)
+    summary = read_summary(p.parent / SUMMARY, confined=confined)
     notes += [f"The dataset {name!r} is not loaded here: showing {p.parent / SUMMARY} as written; pick the "
               "dataset in the sidebar to see the questions and verdicts."]
     return Evaluation(summary=summary, results=read.results, dataset=None, path=p, notes=notes)
@@ -285,27 +308,31 @@ class AttackResult(BaseModel):
         return method_order(self.summary.method_names)
 
 
-def open_attack(path: str | Path) -> AttackResult:
+def open_attack(path: str | Path, *, confined: bool = False) -> AttackResult:
     """The attack folder at ``path`` (or the folder of a file in it), read only. Raises ``AttackError`` saying what
-    is wrong; rows that cannot be read are left out and reported in ``notes``."""
+    is wrong; rows that cannot be read are left out and reported in ``notes``. ``confined``: a path from a page,
+    read only inside the deployment's open folders."""
     text = str(path).strip()
     if not text:
         raise AttackError("Enter the path of an attack folder (it holds attack.json and summary.json).")
-    p = Path(text).expanduser()
+    p = _confined(text, ATTACK_FOLDER, AttackError) if confined else Path(text).expanduser()
+    confine_as = ATTACK_FOLDER if confined else None
     if p.is_file():
         p = p.parent
     if not p.is_dir():
         raise AttackError(f"{p}: no such folder")
-    if not (p / SETTINGS).is_file():
+    if not (p / SETTINGS).exists():
         raise AttackError(f"{p}: not an attack folder (no {SETTINGS}; `python -m backend attack --out DIR` or the "
                           "page's Run writes one)")
-    if not (p / SUMMARY).is_file():
+    if not (p / SUMMARY).exists():
         raise AttackError(f"{p}: the attack has no {SUMMARY} yet (it was stopped before the end): resume it with "
                           "the same settings")
-    settings = _model_file(p / SETTINGS, AttackSettings, AttackError, "the settings of an attack")
-    summary = _model_file(p / SUMMARY, AttackSummary, AttackError, "the summary of an attack")
+    settings = _model_file(p / SETTINGS, AttackSettings, AttackError, "the settings of an attack", confine_as)
+    summary = _model_file(p / SUMMARY, AttackSummary, AttackError, "the summary of an attack", confine_as)
     try:
-        raw, notes = read_rows(p / RESULTS)
+        raw, notes = read_rows(p / RESULTS, max_bytes=None, confine_as=confine_as)
+    except files.FileRefused as err:
+        raise AttackError(f"{p / RESULTS}: cannot be read ({err.reason})") from None
     except (OSError, UnicodeDecodeError) as err:
         raise AttackError(f"{p}: cannot be read ({err})") from err
     rows = []
@@ -325,9 +352,9 @@ def find_attacks(root: str | Path, dataset: str | None = None) -> list[tuple[Pat
         return []
     found = []
     for folder in root.iterdir():
-        try:
-            settings = AttackSettings.model_validate_json((folder / SETTINGS).read_bytes())
-        except (OSError, ValidationError):
+        try:  # the server's own folders; still never a pipe, nor a file over the size cap
+            settings = AttackSettings.model_validate_json(files.read_bytes(folder / SETTINGS))
+        except (files.FileRefused, ValidationError):
             continue
         if dataset is None or settings.dataset == dataset:
             found.append((folder.stat().st_mtime, folder.name, folder, settings))

@@ -43,6 +43,7 @@ from chromadb.utils.embedding_functions import register_embedding_function
 from pydantic import BaseModel, ConfigDict
 
 from backend import embeddings
+from backend.errors import mask_secrets, mask_url
 from backend.paths import default_cache_dir
 from backend.schema import Dataset, Document, EvidenceMode, Question
 
@@ -239,18 +240,18 @@ def _open_http(host: str):
 
     url = urlsplit(host if "://" in host else f"http://{host}")
     if not url.hostname:
-        raise RetrievalError(f"chroma host {host!r}: expected host, host:port or http(s)://host:port")
+        raise RetrievalError(f"chroma host {mask_url(host)!r}: expected host, host:port or http(s)://host:port")
     ssl = url.scheme == "https"
     try:
         port = url.port or (443 if ssl else 8000)
     except ValueError as exc:
-        raise RetrievalError(f"chroma host {host!r}: bad port") from exc
+        raise RetrievalError(f"chroma host {mask_url(host)!r}: bad port") from exc
     try:
         httpx.get(f"{url.scheme or 'http'}://{url.hostname}:{port}/api/v2/heartbeat",
                   timeout=CHROMA_CONNECT_S).raise_for_status()
         client = chromadb.HttpClient(host=url.hostname, port=port, ssl=ssl, settings=_settings())
     except Exception as exc:  # noqa: BLE001
-        raise RetrievalError(f"chroma server {url.hostname}:{port}: cannot connect: {exc}") from exc
+        raise RetrievalError(f"chroma server {url.hostname}:{port}: cannot connect: {mask_secrets(str(exc))}") from exc
     session = getattr(getattr(client, "_server", None), "_session", None)  # chromadb 1.5's httpx.Client
     if session is not None:
         session.timeout = httpx.Timeout(CHROMA_REQUEST_S, connect=CHROMA_CONNECT_S)
@@ -300,7 +301,7 @@ class Retriever:
         elif chroma_host:
             self.index_dir = None
             self._client = _open_http(chroma_host)
-            self.location = f"chroma server {chroma_host}"
+            self.location = f"chroma server {mask_url(chroma_host)}"  # messages name it: no secret in them
         else:
             self.index_dir = index_dir(cache_dir)
             self._client = _open_persistent(self.index_dir)

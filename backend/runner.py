@@ -26,6 +26,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from backend import prepared as store
+from backend.errors import text_of
 from backend.llm.cache import CallCache
 from backend.llm.client import CallLog, LLMClient, LLMConfig, default_cache
 from backend.methods import METHODS
@@ -53,7 +54,8 @@ class Runner:
     #: per-user cache (``backend.llm.client.default_cache()``, the CLI's default).
     cache: CallCache | str | None = None
     log: CallLog | None = None
-    api_key: str | None = None
+    #: A key typed for ``llm.api_base`` (``backend.llm.keys``: where it may go); never in a repr.
+    api_key: str | None = field(default=None, repr=False)
     evidence_mode: EvidenceMode = "given"
     top_k: int = 3
     #: Per method name, the keyword arguments of its constructor (``{name: {parameter: value}}``).
@@ -217,12 +219,12 @@ class Runner:
                 if self.needs_index(name):
                     self.retriever().build(on_progress=stage(INDEX_STAGE, "document"))
             except Exception as err:  # noqa: BLE001 - this method's failure; the others still prepare
-                failures[name] = str(err)
+                failures[name] = text_of(err)  # a ValidationError by its fields, never its input
                 continue
             try:
                 self.prepare(name, on_progress=stage(self.method(name).prepare_label, "call"))
             except Exception as err:  # noqa: BLE001 - as above; its runs report it
-                failures[name] = self._failed[name] = str(err)
+                failures[name] = self._failed[name] = text_of(err)
         return failures
 
     async def _compute(self, name: str, key: str, on_progress: Progress | None) -> BaseModel:
@@ -276,11 +278,11 @@ class Runner:
             artefact = await self.aprepare(name)
         except Exception as err:  # noqa: BLE001 - reported as this method's error; the others still run
             return MethodResult(method=name, question_id=q.id, params=method.params(),
-                                error=f"{method.prepare_label} failed: {err}")
+                                error=f"{method.prepare_label} failed: {text_of(err)}")
         try:
             ctx = self.context(name, artefact, question_id=q.id, edited=edited)
         except Exception as err:  # noqa: BLE001 - e.g. the retrieval index cannot be opened: this method's error
-            return MethodResult(method=name, question_id=q.id, params=method.params(), error=str(err))
+            return MethodResult(method=name, question_id=q.id, params=method.params(), error=text_of(err))
         result = await method.arun(q, ctx)
         if artefact is not None and (preparation := self.preparation(name)) is not None:
             reused = preparation.computed_at < started  # computed by an earlier run: this one paid nothing

@@ -19,6 +19,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from backend.exports import frame_csv
 from backend.llm.pricing import is_free, usd
 from backend.outputs import Evaluation
 from backend.report.compare import agree
@@ -345,7 +346,8 @@ def verdict_counts(frame: pd.DataFrame) -> dict[str, int]:
 # --- exports -------------------------------------------------------------------------------------------------
 
 def csv_bytes(frame: pd.DataFrame) -> bytes:
-    return frame.to_csv(index=False).encode("utf-8")
+    """The frame as CSV with formula cells made text (``backend.exports``): question text and answers are data."""
+    return frame_csv(frame).encode("utf-8")
 
 
 def jsonl_bytes(ev: Evaluation) -> bytes:

@@ -14,16 +14,19 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from backend.labels.cli import ENV
+from backend.errors import mask_url
+from backend.labels import location
 from backend.labels.files import render
+from backend.labels.location import StoreChoices
 from backend.labels.model import CONFLICT_TYPES, MAX_NOTE, Label, LabelDraft
 from backend.labels.queue import ABSTAINED, Case
-from backend.labels.store import LabelStoreError, default_store_path, store_url
+from backend.labels.store import LabelStoreError, store_url
 from backend.report.text import plural
 from backend.schema import Question
 
-#: The key of ``.streamlit/secrets.toml`` naming the store (a file path or a ``postgresql://`` URL).
-SECRET = "labels_url"
+#: The older top-level key of ``.streamlit/secrets.toml`` naming the store (a file path or a ``postgresql://`` URL):
+#: an alias of ``label_store`` in its ``[deployment]`` table.
+SECRET = location.LEGACY_SECRET
 LABELLED = {"unlabelled": "unlabelled", "labelled": "labelled", "all": "all"}
 ANY = ""  # the "no filter" / "no best method" choice of a select box
 #: Keyboard shortcuts of the form's buttons (Streamlit fires modified keys even while the focus is in a text box).
@@ -36,22 +39,36 @@ FORM_FIELDS = ("picked", "typed", "unanswerable", "conflict_type", "wrong_docume
 
 # --- where the labels live -----------------------------------------------------------------------------------
 
+def store_choices(secrets: Mapping | None, environ: Mapping[str, str]) -> StoreChoices:
+    """What the Label page offers (``backend.labels.location.choices``) from the secrets (their ``[deployment]``
+    table and ``labels_url``) and the environment."""
+    from backend.deployment import SECRETS_TABLE, from_sources
+
+    table = dict((secrets or {}).get(SECRETS_TABLE) or {})
+    return location.choices(from_sources(table, environ), table, (secrets or {}).get(SECRET))
+
+
 def default_location(secrets: Mapping | None, environ: Mapping[str, str]) -> str:
-    """The store to open when the analyst names none: ``labels_url`` in the secrets, else ``$CONFLICTLENS_LABELS``,
-    else the per-user ``labels.db``."""
-    for value in ((secrets or {}).get(SECRET), environ.get(ENV)):
-        if isinstance(value, str) and value.strip():
-            return value.strip()
-    return str(default_store_path())
+    """The store to open when the analyst names none: ``label_store`` in the secrets' ``[deployment]`` table, else
+    ``labels_url`` (its older name), else ``$CONFLICTLENS_LABELS``, else the per-user ``labels.db``."""
+    return store_choices(secrets, environ).default
+
+
+def store_label(choices: StoreChoices, where: str) -> str:
+    """How the store picker shows a store: where it is (a URL's secrets masked), and which is the default."""
+    return shown_location(where) + (" (this server's default)" if where == choices.default else "")
 
 
 def shown_location(where: str) -> str:
-    """``where`` as it may be shown: a URL without its password (unparseable text is not shown at all)."""
+    """``where`` as it may be shown: a URL without its password, as ``user:pw@`` or as a parameter
+    (``backend.errors.mask_url``); unparseable text is not shown at all."""
     try:
         url = store_url(where)
     except LabelStoreError:
         return "(a location that is not a path or a database URL)"
-    return str(url.database) if url.get_backend_name() == "sqlite" else url.render_as_string(hide_password=True)
+    if url.get_backend_name() == "sqlite":
+        return str(url.database)
+    return mask_url(url.render_as_string(hide_password=True))
 
 
 # --- walking the queue ---------------------------------------------------------------------------------------
@@ -181,13 +198,14 @@ def queue_frame(cases: list[Case], labels: Mapping[str, Label], skipped: set[str
 
 
 def history_frame(history: list[Label]) -> pd.DataFrame:
-    """Every version of one question's label, newest first."""
+    """Every version of one question's label, newest first; ``analyst from``: signed-in or self-declared (typed)."""
     rows = [{"version": lab.version, "when (UTC)": f"{lab.created_at:%Y-%m-%d %H:%M:%S}", "analyst": lab.analyst,
+             "analyst from": lab.analyst_source,
              "answers": "unanswerable" if lab.unanswerable else "; ".join(lab.answers),
              "conflict type": CONFLICT_TYPES.get(lab.conflict_type or "", ""),
              "wrong documents": ", ".join(lab.wrong_documents), "wrong sources": ", ".join(lab.wrong_sources),
              "best method": lab.best_method or "", "note": lab.note} for lab in reversed(history)]
-    return pd.DataFrame(rows, columns=["version", "when (UTC)", "analyst", "answers", "conflict type",
+    return pd.DataFrame(rows, columns=["version", "when (UTC)", "analyst", "analyst from", "answers", "conflict type",
                                        "wrong documents", "wrong sources", "best method", "note"])
 
 

@@ -37,7 +37,7 @@ def _from_file():
     if not path.strip():
         return None
     try:
-        return load_trace_file(path.strip(), question, int(line))
+        return load_trace_file(path.strip(), question, int(line), confined=True)  # the open folders only
     except TraceFileError as err:
         st.error("This trace cannot be shown:")
         st.code(str(err), language=None, wrap_lines=True)

@@ -78,7 +78,7 @@ def _attack_section() -> None:
     if source == "run":
         _attack_run(shown)
     else:
-        attack_view.render_open(st, PAGE, outputs.find_attacks(attacks.attacks_root()), shown, outputs.open_attack)
+        attack_view.render_open(st, PAGE, outputs.find_attacks(attacks.attacks_root()), shown, attacks.open_folder)
     if (attack := shown.get(source)) is None:
         st.info("Choose methods, k and the number of questions, then press Run; the attack runs in the background "
                 "and can be resumed." if source == "run" else "Pick an attack folder and press Open.")
@@ -136,7 +136,7 @@ def _open_results() -> None:
                                    "cache folder's evaluations/). The file is only read, never changed.")
     if cols[1].button("Open", type="primary", key=key(PAGE, "open")):
         try:
-            shown["open"] = outputs.open_evaluation(path, _find_dataset)
+            shown["open"] = outputs.open_evaluation(path, _find_dataset, confined=True)  # the open folders only
             st.session_state[key(PAGE, "open_error")] = None
         except outputs.ResultsError as err:
             shown.pop("open", None)

@@ -8,7 +8,7 @@ from functools import partial
 import streamlit as st
 
 from backend.data import bundled_datasets
-from backend.labels import LabelStoreError
+from backend.labels import LabelStoreError, dataset_key
 from backend.labels.model import CONFLICT_TYPES
 from backend.labels.queue import filter_cases
 from backend.methods import METHODS, SPECS
@@ -30,18 +30,21 @@ init_page_state(PAGE, {"store": "", "analyst": "", "source": "run", "run": "", "
 st.title("Label")
 selection = require_selection(model_note=False)
 ds = selection.dataset
-qs = session.state(ds.name)
+ds_key = dataset_key(ds)  # the labels of this version of the dataset: its name and content hash
+qs = session.state(ds_key)
 for text in qs.flashes:  # what the form's buttons did, said once
     st.toast(md(text), icon=":material/check_circle:")
 qs.flashes.clear()
 store = session.store_panel(key(PAGE, "store"), key(PAGE, "analyst"))
+session.versions_panel(store, ds)
 
 
 def _exports() -> None:
     st.subheader("Export")
-    view.render_exports(st, lambda: session.read(store, lambda s: s.versions(ds.name)), ds.name, PAGE)
-    st.caption(f"Every version of every label of {md(ds.name)}. From the command line: `python -m backend labels "
-               "export --dataset NAME --format csv|jsonl [--latest]`; to score the methods against the labels: "
+    view.render_exports(st, lambda: session.read(store, lambda s: s.versions(ds_key)), ds.name, PAGE)
+    st.caption(f"Every version of every label of this version of {md(ds.name)} ({md(ds_key)}). From the command "
+               "line: `python -m backend labels export --dataset PATH --format csv|jsonl [--latest]`; to score the "
+               "methods against the labels: "
                "`python -m backend evaluate --dataset D --gold STORE_OR_FILE --out DIR`.")
 
 
@@ -72,13 +75,13 @@ agreeing = row[3].toggle("Include agreeing cases", key=key(PAGE, "agreeing"), on
                               "the gold answers).")
 cases = session.queue(ds, src, agreeing)
 try:
-    labels = session.read(store, lambda s: s.latest(ds.name))
+    labels = session.read(store, lambda s: s.latest(ds_key))
 except LabelStoreError as err:
     st.error(md(str(err)), icon=":material/error:")
     st.stop()
 matching = filter_cases(cases, labels, kind or None, method or None)
 shown = filter_cases(matching, labels, labelled=labelled)
-session.live_progress(store, ds.name, matching)
+session.live_progress(store, ds_key, matching)
 if not shown:
     st.info("No case in this run: the methods agree on every question." if not cases else
             "Every case matching these filters is labelled." if matching and labelled == "unlabelled" else

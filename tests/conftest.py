@@ -12,6 +12,17 @@ os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 # the offline model's reading of a prompt must agree with the task fields sent beside it (backend.llm.offline.check)
 os.environ.setdefault("CONFLICTLENS_OFFLINE_CHECK", "strict")
 
+# the tests' own files live in the temporary folder: open it to pages and links beside the user's folders (the
+# security tests set their own folders)
+if "CONFLICTLENS_OPEN_FOLDERS" not in os.environ:
+    import tempfile
+
+    from backend.deployment import default_open_folders
+
+    os.environ["CONFLICTLENS_OPEN_FOLDERS"] = os.pathsep.join(
+        [str(f) for f in default_open_folders()] + [str(Path(tempfile.gettempdir()).resolve()),
+                                                    str(Path(__file__).resolve().parent / "fixtures")])
+
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 

@@ -19,13 +19,13 @@ EXPECTED = {
     "empty_documents.jsonl": (1, "documents", "at least one document"),
     "wrong_types.jsonl": (2, "documents", "valid list"),
     "empty_text.jsonl": (2, "documents[0].text", "empty"),
-    "duplicate_ids.jsonl": (3, "id", "duplicate question id 'q1' (first at line 1)"),
-    "bad_label.jsonl": (1, "documents[0].label.type", "rumour"),
+    "duplicate_ids.jsonl": (3, "id", "duplicate question id (first at line 1)"),
+    "bad_label.jsonl": (1, "documents[0].label.type", "should be 'correct', 'misinfo' or 'noise' (got a string)"),
     "not_an_object.jsonl": (2, "(line)", "JSON object"),
     "unknown_field.jsonl": (1, "docs", "unknown field"),
     "empty.jsonl": (1, "(file)", "empty file"),
     "non_utf8.jsonl": (2, "(line)", "not valid UTF-8"),
-    "unknown_source": (2, "documents[0].source", "unknown source 'blogz'"),
+    "unknown_source": (2, "documents[0].source", "unknown source: not a name in sources.json"),
     "bad_sources": (7, "[1].true_reliability", "less than or equal to 1"),
 }
 

@@ -1,7 +1,9 @@
-"""``python -m backend labels export|import|info``: the label store from the command line.
+"""``python -m backend labels export|import|info|carry``: the label store from the command line.
 
 The store is ``--labels`` (a SQLite file or a ``postgresql://`` URL), else ``$CONFLICTLENS_LABELS``, else the
-per-user default file. A URL's password is never printed.
+per-user default file: any path or URL its user names (their own shell), but an existing file that is not a label
+store is refused, never turned into one. A URL's password is never printed. Labels are kept per dataset identity
+(``backend.labels.identity``); ``carry`` copies those of another version of a dataset onto its unchanged questions.
 """
 
 from __future__ import annotations
@@ -11,6 +13,9 @@ import os
 import sys
 from collections import Counter
 from pathlib import Path
+
+# labels hold analysts' notes and dataset ids: printed without terminal control sequences (backend.terminal)
+from backend.terminal import print, write_data  # noqa: A004
 
 ENV = "CONFLICTLENS_LABELS"
 
@@ -39,11 +44,16 @@ def _load(path: str):
         raise SystemExit(2) from None
 
 
-def _dataset_name(arg: str | None) -> str | None:
-    """A dataset given by name, or by path (its name is what the labels record)."""
+def _dataset_keys(store, arg: str | None) -> list[str] | None:
+    """The identities ``--dataset`` names: a path, that dataset's identity (this version of it); a name, every
+    version of that name in the store (of every file so named, and from before an edit)."""
+    from backend.labels.identity import dataset_key
+
     if arg is None:
         return None
-    return _load(arg).name if Path(arg).exists() else arg
+    if Path(arg).exists():
+        return [dataset_key(_load(arg))]
+    return store.identities(arg)
 
 
 def cmd_export(args: argparse.Namespace) -> int:
@@ -51,7 +61,9 @@ def cmd_export(args: argparse.Namespace) -> int:
     from backend.labels.gold import newest
 
     store = _open(args)
-    labels = store.versions(_dataset_name(args.dataset))
+    keys = _dataset_keys(store, args.dataset)
+    labels = store.versions() if keys is None else sorted(
+        (lab for key in keys for lab in store.versions(key)), key=lambda lab: (lab.created_at, lab.version))
     if args.latest:
         by_question = {}
         for lab in labels:
@@ -62,7 +74,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         Path(args.out).write_text(text, encoding="utf-8")
         print(f"wrote {len(labels)} label version(s) to {args.out}", file=sys.stderr)
     else:
-        sys.stdout.write(text)
+        write_data(text)  # exact into a pipe or a file; without control sequences on a terminal
     return 0
 
 
@@ -77,9 +89,14 @@ def cmd_import(args: argparse.Namespace) -> int:
         return 2
     dataset = None
     if args.dataset:
+        from backend.labels.identity import dataset_key
+
         dataset = _load(args.dataset)
-        if other := sorted({lab.dataset for lab in labels} - {dataset.name}):
-            print(f"error: {args.file} holds labels of {', '.join(other)}, not only {dataset.name}", file=sys.stderr)
+        key = dataset_key(dataset)
+        if other := sorted({lab.dataset for lab in labels} - {key}):
+            print(f"error: {args.file} holds labels of {', '.join(other)}, not only {key} (this version of "
+                  f"{args.dataset}); import labels of another version without --dataset, then `python -m backend "
+                  "labels carry`", file=sys.stderr)
             return 2
     store = _open(args)
     try:
@@ -92,16 +109,55 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 
 def cmd_info(args: argparse.Namespace) -> int:
-    from backend.labels.store import current_revision
+    from backend.labels.identity import dataset_key, name_of
+    from backend.labels.store import current_revision, other_versions_text
 
     store = _open(args)
     print(f"store: {store.where} (schema revision {current_revision(store.engine)})")
-    for name in store.datasets():
-        versions = store.versions(name)
-        latest = store.latest(name)
-        who = Counter(lab.analyst for lab in versions)
-        print(f"{name}: {len(latest)} question(s) labelled, {len(versions)} version(s); "
+    names = Counter(name_of(key) for key in store.datasets())
+    for key in store.datasets():
+        versions = store.versions(key)
+        latest = store.latest(key)
+        who = Counter(f"{lab.analyst}{'' if lab.analyst_source == 'signed-in' else ' (self-declared)'}"
+                      for lab in versions)
+        many = f" [{names[name_of(key)]} versions of {name_of(key)}]" if names[name_of(key)] > 1 else ""
+        print(f"{key}: {len(latest)} question(s) labelled, {len(versions)} version(s){many}; "
               + ", ".join(f"{a} {n}" for a, n in who.most_common()))
+    if args.dataset:
+        dataset = _load(args.dataset)
+        key = dataset_key(dataset)
+        print(f"{args.dataset} is {key}: {len(store.latest(key))} question(s) labelled")
+        if others := store.other_versions(key):
+            print(f"{other_versions_text(others, dataset.name)}; `python -m backend labels carry --dataset "
+                  f"{args.dataset}` carries those of unchanged questions over")
+    return 0
+
+
+def cmd_carry(args: argparse.Namespace) -> int:
+    from backend.labels.identity import dataset_key
+    from backend.labels.model import LabelError
+
+    dataset = _load(args.dataset)
+    key = dataset_key(dataset)
+    store = _open(args)
+    others = [o.dataset for o in store.other_versions(key)]
+    if args.source is not None and args.source not in others:
+        print(f"error: --from: {store.where} has no labels of {args.source} left to carry onto {key} (versions with "
+              f"some: {', '.join(others) or 'none'})", file=sys.stderr)
+        return 2
+    if args.source is None and len(others) > 1:
+        print(f"error: labels of {len(others)} other versions of {dataset.name}: choose one with --from "
+              f"({', '.join(others)})", file=sys.stderr)
+        return 2
+    if not others:
+        print(f"{key}: no labels for another version of {dataset.name}: nothing to carry over")
+        return 0
+    try:
+        report = store.carry_over(args.source or others[0], dataset)
+    except LabelError as err:
+        print("\n".join(f"error: {p}" for p in err.problems), file=sys.stderr)
+        return 2
+    print(f"{key}: {report.text()}")
     return 0
 
 
@@ -112,7 +168,8 @@ def add_parser(sub) -> None:
 
     e = lsub.add_parser("export", help="write labels as CSV or JSONL (every version, or --latest)")
     e.add_argument("--labels", **where)
-    e.add_argument("--dataset", help="only this dataset's labels (its name or path)")
+    e.add_argument("--dataset", help="only this dataset's labels: a path (this version of it), or a name (every "
+                                     "version of that name)")
     e.add_argument("--format", choices=["csv", "jsonl"], default="csv")
     e.add_argument("--latest", action="store_true", help="only each question's current label")
     e.add_argument("--out", help="file to write (default: standard output)")
@@ -126,4 +183,14 @@ def add_parser(sub) -> None:
 
     n = lsub.add_parser("info", help="where the store is, its schema revision, labels per dataset and analyst")
     n.add_argument("--labels", **where)
+    n.add_argument("--dataset", help="also: this dataset's identity, and labels saved for other versions of it")
     n.set_defaults(func=cmd_info)
+
+    c = lsub.add_parser("carry", help="copy labels saved for another version of a dataset (an edited file, or the "
+                                      "labels from before identities) onto the questions that did not change")
+    c.add_argument("--dataset", required=True, help="the dataset (its path) to carry labels onto")
+    c.add_argument("--from", dest="source", metavar="IDENTITY",
+                   help="the version to carry from (NAME@HASH, or the bare NAME of labels saved before identities); "
+                        "needed when there are several")
+    c.add_argument("--labels", **where)
+    c.set_defaults(func=cmd_carry)

@@ -11,19 +11,24 @@ from __future__ import annotations
 import csv
 import io
 import json
-import re
 from collections.abc import Iterable
 from pathlib import Path
 
 from pydantic import ValidationError
 
+from backend import errors, exports, files
 from backend.labels.model import Label
 
 FORMATS = ("csv", "jsonl")
-FIELDS = ["uid", "dataset", "question_id", "version", "supersedes", "created_at", "analyst", "answers",
-          "unanswerable", "conflict_type", "wrong_documents", "wrong_sources", "best_method", "note"]
+#: ``analyst_source``: ``signed-in`` (the analyst is who signed in) or ``self-declared`` (a typed name; exports
+#: written before it existed read as self-declared); ``question_fingerprint`` / ``carried_from``: see
+#: ``backend.labels.identity``.
+FIELDS = ["uid", "dataset", "question_id", "version", "supersedes", "created_at", "analyst", "analyst_source",
+          "answers", "unanswerable", "conflict_type", "wrong_documents", "wrong_sources", "best_method", "note",
+          "question_fingerprint", "carried_from"]
+#: Cells read as None when empty (older exports lack the last three columns altogether).
+OPTIONAL = ("supersedes", "conflict_type", "best_method", "question_fingerprint", "carried_from")
 LISTS = ("answers", "wrong_documents", "wrong_sources")
-_FORMULA = re.compile(r"'*[=+\-@\t\r]")
 
 
 class LabelFileError(ValueError):
@@ -34,22 +39,13 @@ class LabelFileError(ValueError):
         super().__init__("; ".join(problems))
 
 
-def _guard(text: str) -> str:
-    return "'" + text if _FORMULA.match(text) else text
-
-
-def _unguard(text: str) -> str:
-    return text[1:] if text.startswith("'") and _FORMULA.match(text[1:]) else text
-
-
 def to_jsonl(labels: Iterable[Label]) -> str:
     return "".join(json.dumps(lab.model_dump(mode="json"), ensure_ascii=False) + "\n" for lab in labels)
 
 
 def to_csv(labels: Iterable[Label]) -> str:
-    buf = io.StringIO()
-    writer = csv.DictWriter(buf, fieldnames=FIELDS, lineterminator="\n")
-    writer.writeheader()
+    """Every text cell formula-safe (``backend.exports``: the one CSV writer); ``read_labels`` restores them."""
+    rows = []
     for lab in labels:
         row = lab.model_dump(mode="json")
         out = {}
@@ -62,9 +58,9 @@ def to_csv(labels: Iterable[Label]) -> str:
             elif value is None:
                 out[name] = ""
             else:
-                out[name] = _guard(str(value))
-        writer.writerow(out)
-    return buf.getvalue()
+                out[name] = str(value)
+        rows.append(out)
+    return exports.csv_text(FIELDS, rows)
 
 
 def render(labels: Iterable[Label], fmt: str) -> str:
@@ -80,47 +76,65 @@ def _from_csv_row(row: dict[str, str]) -> dict:
             raise ValueError("more cells than the header has columns")
         raw = raw if raw is not None else ""
         if name in LISTS:
-            value = json.loads(raw) if raw.strip() else []
+            try:
+                value = json.loads(raw) if raw.strip() else []
+            except json.JSONDecodeError:
+                value = None
             if not isinstance(value, list):
                 raise ValueError(f"{name}: expected a JSON array")
             data[name] = value
         elif name == "unanswerable":
             if raw.strip().lower() not in ("true", "false", "1", "0", ""):
-                raise ValueError(f"unanswerable: expected true or false, got {raw!r}")
+                raise ValueError("unanswerable: expected true or false")  # never the cell: a file may be any file
             data[name] = raw.strip().lower() in ("true", "1")
-        elif name in ("supersedes", "conflict_type", "best_method") and raw == "":
+        elif name in OPTIONAL and raw == "":
             data[name] = None
+        elif name == "analyst_source" and raw == "":
+            continue  # the default: self-declared
         else:
-            data[name] = _unguard(raw)
+            data[name] = exports.restore(raw)
     return data
 
 
 def _problem(path: Path, line: int, err: Exception) -> str:
-    if isinstance(err, ValidationError):
-        first = err.errors()[0]
-        field = ".".join(str(p) for p in first["loc"]) or "row"
-        return f"{path}:{line}: {field}: {first['msg']}"
+    if isinstance(err, ValidationError):  # its str() quotes the input: the field and the problem only
+        return f"{path}:{line}: {errors.first(err) if err.errors() else 'not a label'}"
     return f"{path}:{line}: {err}"
 
 
 def read_labels(path: str | Path) -> list[Label]:
     """Every label in a ``.csv`` or ``.jsonl`` export, in file order; ``LabelFileError`` lists each bad line."""
     path = Path(path)
-    if not path.is_file():
+    if not path.exists():
         raise LabelFileError([f"{path}: no such file"])
     fmt = path.suffix.lower().lstrip(".")
     if fmt not in ("csv", "jsonl", "json"):
         raise LabelFileError([f"{path}: expected a .csv or .jsonl labels file"])
-    text = path.read_text(encoding="utf-8-sig")
+    try:  # a regular file under the size cap only: a pipe or device is refused, never read
+        text = files.read_text(path, encoding="utf-8-sig")
+    except files.FileRefused as err:
+        raise LabelFileError([str(err)]) from None
     labels, problems = [], []
     if fmt == "csv":
         reader = csv.DictReader(io.StringIO(text))
-        missing = [f for f in ("dataset", "question_id", "analyst") if f not in (reader.fieldnames or [])]
+        try:
+            missing = [f for f in ("dataset", "question_id", "analyst") if f not in (reader.fieldnames or [])]
+        except csv.Error as err:
+            raise LabelFileError([f"{path}:1: not CSV ({err})"]) from None
         if missing:
             raise LabelFileError([f"{path}:1: the header lacks {', '.join(missing)}"])
-        for row in reader:
+        while True:
+            try:
+                row = next(reader)
+            except StopIteration:
+                break
+            except csv.Error as err:  # e.g. a cell over the csv module's field size limit: the rest is unreadable
+                problems.append(f"{path}:{reader.line_num + 1}: not CSV ({err})")  # the line it stopped in
+                break
             try:
                 labels.append(Label.model_validate(_from_csv_row(row)))
+            except RecursionError:  # a list cell nested deeper than json reads
+                problems.append(f"{path}:{reader.line_num}: nested too deeply")
             except (ValueError, ValidationError) as err:
                 problems.append(_problem(path, reader.line_num, err))
     else:

@@ -1,7 +1,12 @@
 """What a label is: one analyst's judgement of one question, and the checks it must pass before it is stored.
 
 A ``LabelDraft`` is what the analyst submits; the store turns it into a ``Label`` version (uid, version number,
-the version it supersedes, a UTC timestamp). Versions are never changed once written: an edit is a new version.
+the version it supersedes, a UTC timestamp, where the analyst's name came from, the fingerprint of the question it
+judged). Versions are never changed once written: an edit is a new version.
+
+A label's ``dataset`` is the dataset's identity (``backend.labels.identity.dataset_key``: name and content hash) and
+its ``question_id`` is the question's id exactly as the dataset spells it: neither is ever trimmed or otherwise
+altered, so a label for ``"q1 "`` can only ever be stored on ``"q1 "``.
 """
 
 from __future__ import annotations
@@ -13,6 +18,10 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 ConflictType = Literal["ambiguity", "misinformation", "noise", "outdated", "none", "other"]
+#: Where a label's analyst came from: the identity the user signed in with (``st.user``), or a name they typed.
+AnalystSource = Literal["signed-in", "self-declared"]
+SIGNED_IN: AnalystSource = "signed-in"
+SELF_DECLARED: AnalystSource = "self-declared"
 #: The conflict types in the order the form offers them, with the words the analyst reads.
 CONFLICT_TYPES: dict[str, str] = {"ambiguity": "ambiguity", "misinformation": "misinformation", "noise": "noise",
                                   "outdated": "outdated knowledge", "none": "no conflict", "other": "other"}
@@ -48,9 +57,10 @@ class LabelDraft(BaseModel):
     analyst: str
 
     def cleaned(self) -> LabelDraft:
-        """Whitespace trimmed, blank and repeated entries dropped (first spelling kept), empty method → None."""
+        """Whitespace trimmed, blank and repeated entries dropped (first spelling kept), empty method → None. The
+        dataset and question id are kept exactly as given: they name a dataset and a question, and an id with
+        surrounding spaces is another question's id (or none), never the trimmed one's."""
         return self.model_copy(update={
-            "dataset": self.dataset.strip(), "question_id": self.question_id.strip(),
             "answers": _unique(self.answers), "wrong_documents": _unique(self.wrong_documents),
             "wrong_sources": _unique(self.wrong_sources), "best_method": (self.best_method or "").strip() or None,
             "note": self.note.strip(), "analyst": self.analyst.strip()})
@@ -63,6 +73,13 @@ class Label(LabelDraft):
     version: int = Field(ge=1)
     supersedes: str | None = None  # the uid of the version this one replaced
     created_at: datetime           # UTC
+    #: ``signed-in``: the analyst is the identity the user signed in with; ``self-declared``: a name they typed
+    #: (every label saved before sign-in existed).
+    analyst_source: AnalystSource = SELF_DECLARED
+    #: ``identity.question_fingerprint`` of the question as it was judged (None: saved before it was recorded).
+    question_fingerprint: str | None = None
+    #: The uid of the label (of another version of the dataset) this one was carried over from.
+    carried_from: str | None = None
 
     def draft(self) -> LabelDraft:
         return LabelDraft(**self.model_dump(include=set(LabelDraft.model_fields)))
@@ -82,7 +99,9 @@ def problems(draft: LabelDraft, dataset=None, methods: Iterable[str] | None = No
     """Everything wrong with a (cleaned) draft, as sentences naming the question. With ``dataset`` (a
     ``backend.schema.Dataset``) the question, documents and sources must exist in it; with ``methods`` the best
     method must be one of them."""
-    where = f"{draft.dataset or '?'} / {draft.question_id or '?'}"
+    from backend.labels.identity import dataset_key, name_of
+
+    where = f"{name_of(draft.dataset) or '?'} / {draft.question_id or '?'}"
     out: list[str] = []
     if not draft.dataset:
         out.append("the label names no dataset")
@@ -101,10 +120,13 @@ def problems(draft: LabelDraft, dataset=None, methods: Iterable[str] | None = No
     if len(draft.note) > MAX_NOTE:
         out.append(f"{where}: the note has {len(draft.note):,} characters; the limit is {MAX_NOTE:,}")
     if methods is not None and draft.best_method is not None and draft.best_method not in set(methods):
-        out.append(f"{where}: {draft.best_method!r} is not a method ({', '.join(methods)})")
+        out.append(f"{where}: best_method: not one of the methods ({', '.join(methods)})")
     if dataset is not None:
-        if draft.dataset and draft.dataset != dataset.name:
-            out.append(f"{where}: the label is for dataset {draft.dataset!r}, not {dataset.name!r}")
+        # the dataset's identity, or its name as a shorthand for it (the store saves under the identity)
+        if draft.dataset and draft.dataset not in (dataset_key(dataset), dataset.name):
+            out.append(f"{where}: the label is for dataset {name_of(draft.dataset)!r}"
+                       f"{' (another version of it)' if name_of(draft.dataset) == dataset.name else ''}, "
+                       f"not {dataset.name!r}")
         question = next((q for q in dataset.questions if q.id == draft.question_id), None)
         if question is None and draft.question_id:
             out.append(f"{where}: no question with id {draft.question_id!r} in {dataset.name}")

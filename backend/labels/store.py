@@ -10,22 +10,38 @@ question at once collide on the unique (dataset, question, version): with ``expe
 analyst was looking at) the later save raises ``LabelConflict`` naming the newer label; without it the save is
 retried on top of the newer version. The schema is versioned with Alembic (``backend/labels/migrations``);
 opening a store upgrades it to the newest revision, under a lock so two processes opening it at once do not race.
+
+Labels are saved under the dataset's identity (``backend.labels.identity``: name and content hash), with the
+fingerprint of the question judged, so labels of another file with the same name, or of an edited version, never
+show up as this one's; ``other_versions`` and ``carry_over`` tell about them and carry the unchanged ones over.
+
+A SQLite path names a new store or an existing ConflictLens store, never another file: an existing file that is not
+one of our stores (an empty file included) is refused untouched, and a new store is built under a temporary name
+beside it and linked into place complete, so a file at the path is always a whole store (two processes creating
+one at once both end up on the same store).
 """
 
 from __future__ import annotations
 
+import os
+import sqlite3
+import stat
 import time
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Literal
 
 import sqlalchemy as sa
 from sqlalchemy.engine import URL, Engine, make_url
 from sqlalchemy.exc import ArgumentError, IntegrityError, OperationalError
 
-from backend.labels.model import Label, LabelDraft, LabelError, check
+from backend.errors import mask_secrets, mask_url
+from backend.labels.identity import dataset_key, is_key, name_of, question_fingerprint
+from backend.labels.model import (MAX_NOTE, SELF_DECLARED, SIGNED_IN, AnalystSource, Label, LabelDraft, LabelError,
+                                  check, problems)
 from backend.labels.tables import labels as T
 from backend.paths import default_data_dir
 
@@ -35,6 +51,12 @@ ANY = object()
 _MIGRATION_LOCK = 7_150_001  # pg_advisory_xact_lock key for schema upgrades
 READS = "conflictlens_reads"  # execution option of the store's read-only connections
 CONNECT_TIMEOUT_S = 10
+SQLITE_HEADER = b"SQLite format 3\x00"
+#: The tables every ConflictLens label store has (from its first revision on).
+STORE_TABLES = frozenset({"labels", "alembic_version"})
+#: How the name of a new SQLite store may end (the Label page refuses others).
+NEW_SUFFIXES = (".db", ".sqlite", ".sqlite3")
+FileState = Literal["missing", "store", "other"]
 
 
 class LabelStoreError(RuntimeError):
@@ -46,7 +68,7 @@ class LabelConflict(LabelError):
 
     def __init__(self, current: Label):
         self.current = current
-        super().__init__([f"{current.dataset} / {current.question_id}: {current.analyst} saved version "
+        super().__init__([f"{name_of(current.dataset)} / {current.question_id}: {current.analyst} saved version "
                           f"{current.version} at {current.created_at:%Y-%m-%d %H:%M:%S} UTC meanwhile; "
                           "look at it before saving over it"])
 
@@ -65,8 +87,10 @@ def store_url(where: str | Path | None = None) -> URL:
         return URL.create("sqlite+pysqlite", database=str(path))
     try:
         url = make_url(text)
-    except ArgumentError as err:
-        raise LabelStoreError(f"{text!r} is neither a file path nor a database URL ({err})") from None
+    except (ArgumentError, ValueError) as err:  # ValueError: a port that is not a number
+        # SQLAlchemy's message repeats the text: both masked (a password given as user:pw@ or ?password=)
+        raise LabelStoreError(f"{mask_secrets(text)!r} is neither a file path nor a database URL "
+                              f"({mask_secrets(str(err))})") from None
     if url.drivername in ("postgresql", "postgres"):
         url = url.set(drivername="postgresql+psycopg")
     if url.get_backend_name() not in ("sqlite", "postgresql"):
@@ -74,12 +98,98 @@ def store_url(where: str | Path | None = None) -> URL:
     return url
 
 
-def _sqlite_engine(url: URL) -> Engine:
-    path = Path(url.database or "")
+def sqlite_file_state(path: str | Path) -> FileState:
+    """What is at ``path``, only looking (a pipe or device is never opened, a file only read): ``missing`` (a new
+    store may be made there), ``store`` (a ConflictLens label store: a SQLite file with our tables) or ``other``
+    (a folder, a device, an empty file, any other file: never made into a store)."""
+    path = Path(path)
+    try:
+        info = os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return "missing"
+    except OSError:
+        return "other"
+    if not stat.S_ISREG(info.st_mode) or info.st_size < 100:  # a SQLite file starts with a 100-byte header
+        return "other"
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        try:
+            head = os.read(fd, len(SQLITE_HEADER))
+        finally:
+            os.close(fd)
+    except OSError:
+        return "other"
+    if head != SQLITE_HEADER:
+        return "other"
+    # read-only and immutable: looking changes nothing, not even a -wal or -shm file beside it. A store whose tables
+    # are still only in its write-ahead log (a writer killed before a checkpoint) is read through the log.
+    wal = os.path.exists(f"{path}-wal")
+    for options in ("mode=ro&immutable=1", "mode=ro") if wal else ("mode=ro&immutable=1",):
+        try:
+            conn = sqlite3.connect(f"{path.resolve().as_uri()}?{options}", uri=True, timeout=60)
+            try:
+                names = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            finally:
+                conn.close()
+        except sqlite3.Error:
+            continue
+        if STORE_TABLES <= names:
+            return "store"
+    return "other"
+
+
+def not_a_store(path: str | Path) -> str:
+    """The one line refusing an existing file that is not a label store."""
+    return (f"{path}: an existing file that is not a ConflictLens label store (it is left as it is); name a new "
+            f"file ({', '.join(NEW_SUFFIXES)}) or an existing store")
+
+
+def _create_sqlite(path: Path) -> None:
+    """A new, migrated store at ``path``, built under a temporary name beside it and linked into place whole; a
+    store (or any file) made at ``path`` meanwhile is kept and this one dropped."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as err:
         raise LabelStoreError(f"{path.parent}: cannot create the label store's folder ({err.strerror})") from None
+    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.new")
+    engine = _sqlite_engine(URL.create("sqlite+pysqlite", database=str(tmp)))
+    try:
+        try:
+            migrate(engine)
+        finally:
+            engine.dispose()
+        with sqlite3.connect(tmp) as conn:  # everything into the one file before it is linked (WAL again on open)
+            conn.execute("PRAGMA journal_mode=DELETE")
+        conn.close()
+        try:
+            os.link(tmp, path)  # never replaces what is there
+        except FileExistsError:
+            pass
+        except OSError:  # a file system without hard links
+            if not os.path.lexists(path):
+                os.replace(tmp, path)
+    finally:
+        for leftover in (tmp, Path(f"{tmp}-wal"), Path(f"{tmp}-shm"), Path(f"{tmp}-journal")):
+            leftover.unlink(missing_ok=True)
+
+
+def _sqlite_store_engine(url: URL) -> Engine:
+    """The engine of the SQLite store at ``url``: an existing ConflictLens store, or a new one made there; any other
+    file is refused untouched."""
+    database = url.database or ""
+    if database in ("", ":memory:"):
+        return _sqlite_engine(url)
+    path = Path(database)
+    state = sqlite_file_state(path)
+    if state == "missing":
+        _create_sqlite(path)
+        state = sqlite_file_state(path)
+    if state != "store":
+        raise LabelStoreError(not_a_store(path))
+    return _sqlite_engine(url)
+
+
+def _sqlite_engine(url: URL) -> Engine:
     engine = sa.create_engine(url, connect_args={"timeout": 60})
 
     @sa.event.listens_for(engine, "connect")
@@ -104,6 +214,53 @@ class ImportReport:
     skipped: int  # already in the store (same uid)
 
 
+@dataclass(frozen=True)
+class OtherVersion:
+    """Labels saved for another version of a dataset (same name, other content: an edited or another file)."""
+    dataset: str          # its identity (a bare name: labels saved before identities existed)
+    questions: int        # questions labelled there that have no label in this version
+    unfingerprinted: int  # of those, labels without the question's fingerprint: they carry over by id only
+
+
+def saved_elsewhere(n: int, name: str) -> str:
+    """'N labels were saved for another version of NAME' (one label: 'was')."""
+    return f"{n} label{'' if n == 1 else 's'} {'was' if n == 1 else 'were'} saved for another version of {name}"
+
+
+def other_versions_text(others: list[OtherVersion], name: str) -> str:
+    """'N labels were saved for another version of NAME' (which), and how many carry over by question id only."""
+    by_id = sum(o.unfingerprinted for o in others)
+    text = (f"{saved_elsewhere(sum(o.questions for o in others), name)} "
+            f"({', '.join(o.dataset for o in others)}): the file changed, or another file has this name")
+    if by_id:
+        text += (f"; {by_id} of them were saved before ConflictLens recorded the question's content and carry over "
+                 "by question id only")
+    return text
+
+
+@dataclass
+class CarryReport:
+    """What ``carry_over`` did, question by question (each counted once)."""
+    source: str
+    carried: int = 0
+    by_id_only: int = 0   # of the carried: no fingerprint to compare (saved before it was recorded)
+    changed: int = 0      # the question's content differs here: left where it was
+    gone: int = 0         # no question with that id here
+    already: int = 0      # the question already has a label here: left as it is
+
+    def text(self) -> str:
+        """One line saying what happened."""
+        parts = [f"carried over {self.carried} label(s) from {self.source}"]
+        if self.by_id_only:
+            parts.append(f"{self.by_id_only} of them by question id only (saved before ConflictLens recorded the "
+                         "question's content: check them)")
+        for n, what in ((self.changed, "question(s) changed"), (self.gone, "question(s) no longer there"),
+                        (self.already, "question(s) already labelled here")):
+            if n:
+                parts.append(f"{n} {what}: left as they were")
+        return "; ".join(parts)
+
+
 class LabelStore:
     """Labels in one database. ``where``: a SQLite file path, a ``sqlite:///`` or ``postgresql://`` URL, or None
     for the per-user default file."""
@@ -112,7 +269,7 @@ class LabelStore:
         self.url = store_url(where)
         try:
             if self.url.get_backend_name() == "sqlite":
-                self.engine = _sqlite_engine(self.url)
+                self.engine = _sqlite_store_engine(self.url)
             else:
                 self.engine = sa.create_engine(self.url, pool_pre_ping=True,
                                                connect_args={"connect_timeout": CONNECT_TIMEOUT_S})
@@ -130,10 +287,10 @@ class LabelStore:
 
     @property
     def where(self) -> str:
-        """The store's address for messages (a password never shown)."""
+        """The store's address for messages (a password never shown, in ``user:pw@`` or ``?password=``)."""
         if self.url.get_backend_name() == "sqlite":
             return str(self.url.database)
-        return self.url.render_as_string(hide_password=True)
+        return mask_url(self.url.render_as_string(hide_password=True))
 
     def close(self) -> None:
         self.engine.dispose()
@@ -141,21 +298,39 @@ class LabelStore:
     # --- writing ---------------------------------------------------------------------------------------------
 
     def save(self, draft: LabelDraft, dataset=None, methods: Iterable[str] | None = None,
-             expected: str | None | object = ANY) -> Label:
-        """Store ``draft`` as the question's newest label version and return it. ``dataset``/``methods``: check
-        the question, documents, sources and method exist (``LabelError``). ``expected``: the uid of the version
-        the analyst edited (None: they saw none); if another is newest now, ``LabelConflict``."""
+             expected: str | None | object = ANY, analyst_source: AnalystSource = SELF_DECLARED) -> Label:
+        """Store ``draft`` as the question's newest label version and return it.
+
+        ``dataset`` (a ``backend.schema.Dataset``): the label is checked against it (question, documents, sources)
+        and saved under its identity (``identity.dataset_key``; the draft may name the dataset by identity or by
+        name) with the fingerprint of the question. Without it the draft must already name an identity.
+        ``methods``: the best method must be one of them. ``expected``: the uid of the version the analyst edited
+        (None: they saw none); if another is newest now, ``LabelConflict``. ``analyst_source``: ``"signed-in"``
+        when ``draft.analyst`` is the identity the user signed in with (the app's sign-in), else
+        ``"self-declared"`` (a name they typed)."""
+        if analyst_source not in (SIGNED_IN, SELF_DECLARED):
+            raise LabelError([f"analyst_source must be {SIGNED_IN!r} or {SELF_DECLARED!r}"])
         draft = check(draft, dataset, methods)
+        fingerprint = None
+        if dataset is not None:
+            draft = draft.model_copy(update={"dataset": dataset_key(dataset)})
+            fingerprint = question_fingerprint(next(q for q in dataset.questions if q.id == draft.question_id))
+        elif not is_key(draft.dataset):
+            raise LabelError([f"{draft.dataset} / {draft.question_id}: a label is saved under its dataset's identity "
+                              "(name@content hash): pass the dataset, or name it by backend.labels.identity."
+                              "dataset_key"])
         for _ in range(50):
             try:
                 with self.engine.begin() as conn:
                     current = self._newest(conn, draft.dataset, draft.question_id)
                     if expected is not ANY and (current.uid if current else None) != expected:
                         raise LabelConflict(current) if current else LabelError(
-                            [f"{draft.dataset} / {draft.question_id}: the label being edited no longer exists"])
+                            [f"{name_of(draft.dataset)} / {draft.question_id}: the label being edited no longer "
+                             "exists"])
                     label = Label(**draft.model_dump(), uid=uuid.uuid4().hex,
                                   version=current.version + 1 if current else 1,
-                                  supersedes=current.uid if current else None, created_at=_now())
+                                  supersedes=current.uid if current else None, created_at=_now(),
+                                  analyst_source=analyst_source, question_fingerprint=fingerprint)
                     conn.execute(sa.insert(T).values(**_row(label)))
                 return label
             except IntegrityError:
@@ -222,14 +397,83 @@ class LabelStore:
             return int(conn.execute(query).scalar_one())
 
     def datasets(self) -> list[str]:
+        """Every dataset identity (or bare name, for labels saved before identities) with labels here."""
         with self._reads.connect() as conn:
             return list(conn.execute(sa.select(T.c.dataset).distinct().order_by(T.c.dataset)).scalars())
+
+    def identities(self, name: str) -> list[str]:
+        """The identities with labels here that are versions of the dataset name ``name``."""
+        return [d for d in self.datasets() if name_of(d) == name]
+
+    # --- other versions of a dataset ---------------------------------------------------------------------------
+
+    def other_versions(self, key: str) -> list[OtherVersion]:
+        """Labels saved for other versions of the dataset whose identity is ``key`` (same name, other content), of
+        questions not labelled in ``key`` (a version whose every question is labelled here too is left out)."""
+        out = []
+        here = None
+        for other in self.identities(name_of(key)):
+            if other != key:
+                here = set(self.latest(key)) if here is None else here
+                pending = [lab for qid, lab in self.latest(other).items() if qid not in here]
+                if pending:
+                    out.append(OtherVersion(other, len(pending),
+                                            sum(lab.question_fingerprint is None for lab in pending)))
+        return out
+
+    def carry_over(self, source: str, dataset) -> CarryReport:
+        """Copy the current labels of ``source`` (another version of ``dataset``'s name) onto ``dataset``, as new
+        label versions noting where they came from, for the questions whose id and content are unchanged (the
+        label's question fingerprint equals the question's here; a label without one, saved before fingerprints
+        were recorded, is carried by question id alone). A question that already has a label here, changed, or is
+        gone is left as it is. Nothing is removed from ``source``."""
+        target = dataset_key(dataset)
+        if source == target or name_of(source) != name_of(target):
+            raise LabelError([f"{source}: not another version of {name_of(target)}"])
+        labels = self.latest(source)
+        questions = {q.id: q for q in dataset.questions}
+        for _ in range(50):
+            report = CarryReport(source)
+            try:
+                with self.engine.begin() as conn:
+                    for qid, lab in sorted(labels.items()):
+                        q = questions.get(qid)
+                        if q is None:
+                            report.gone += 1
+                            continue
+                        fingerprint = question_fingerprint(q)
+                        by_id = lab.question_fingerprint is None
+                        draft = lab.draft().model_copy(update={"dataset": target, "note": _carried_note(lab, by_id)})
+                        if not by_id and lab.question_fingerprint != fingerprint or problems(draft, dataset):
+                            report.changed += 1
+                            continue
+                        if self._newest(conn, target, qid) is not None:
+                            report.already += 1
+                            continue
+                        label = Label(**draft.model_dump(), uid=uuid.uuid4().hex, version=1, created_at=_now(),
+                                      analyst_source=lab.analyst_source, question_fingerprint=fingerprint,
+                                      carried_from=lab.uid)
+                        conn.execute(sa.insert(T).values(**_row(label)))
+                        report.carried += 1
+                        report.by_id_only += by_id
+                return report
+            except IntegrityError:
+                continue  # an analyst labelled one of these questions meanwhile: look again
+        raise LabelStoreError(f"{self.where}: could not carry over after 50 attempts (too many concurrent writers)")
 
 
 # --- rows <-> labels -----------------------------------------------------------------------------------------
 
 def _now() -> datetime:
     return datetime.now(timezone.utc)
+
+
+def _carried_note(label: Label, by_id: bool) -> str:
+    """The label's note with a line saying where it was carried over from (left off if the note has no room)."""
+    line = f"[carried over from {label.dataset}, version {label.version}" + (
+        ", by question id only: saved before the question's content was recorded]" if by_id else "]")
+    note = f"{label.note}\n{line}" if label.note else line
+    return note if len(note) <= MAX_NOTE else label.note
 
 
 def _row(label: Label) -> dict:
@@ -247,7 +491,7 @@ def _label(row) -> Label:
 
 
 def _first_line(err: Exception) -> str:
-    text = str(getattr(err, "orig", None) or err).strip()
+    text = mask_secrets(str(getattr(err, "orig", None) or err).strip())  # a driver may repeat the address
     return text.splitlines()[0] if text else type(err).__name__
 
 
@@ -297,5 +541,6 @@ def migrate(engine: Engine, revision: str = "head") -> None:
         command.upgrade(_alembic_config(conn), target)
 
 
-__all__ = ["LabelStore", "LabelStoreError", "LabelConflict", "ImportReport", "ANY", "default_store_path",
-           "store_url", "migrate", "current_revision", "head_revision"]
+__all__ = ["LabelStore", "LabelStoreError", "LabelConflict", "ImportReport", "OtherVersion", "CarryReport", "ANY",
+           "default_store_path", "store_url", "migrate", "current_revision", "head_revision", "sqlite_file_state",
+           "not_a_store", "NEW_SUFFIXES"]

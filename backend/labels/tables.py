@@ -26,6 +26,10 @@ labels = sa.Table(
     sa.Column("note", sa.Text, nullable=False),
     sa.Column("analyst", sa.String(100), nullable=False),
     sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+    # 0002: where the analyst's name came from, what the question looked like, what a carried label came from
+    sa.Column("analyst_source", sa.String(20), nullable=False, server_default="self-declared"),
+    sa.Column("question_fingerprint", sa.String(64), nullable=True),
+    sa.Column("carried_from", sa.String(32), nullable=True),
     sa.UniqueConstraint("dataset", "question_id", "version", name="uq_labels_question_version"),
     sa.Index("ix_labels_question", "dataset", "question_id"),
 )

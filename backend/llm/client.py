@@ -16,8 +16,10 @@ The client
 * surfaces every failure as ``LLMError`` carrying the provider's message (API keys redacted) and, when the
   config names one, the endpoint (``[api_base URL]``; ``backend.llm.failures`` turns it into advice).
 
-API keys come from the environment (litellm reads them) or are passed in from Streamlit secrets; they
-are never part of a cache key, an ``LLMCall``, a trace or a log line.
+API keys come from the environment (litellm reads them) or are passed in (a key typed for an api_base); they
+are never part of a cache key, an ``LLMCall``, a trace or a log line. Which key a call may carry is
+``backend.llm.keys``: the server's keys go to their provider's own endpoint or an api_base the deployment allows,
+any other api_base gets only a key typed for it (``LLMClient._key``, just before a call is sent).
 """
 
 from __future__ import annotations
@@ -39,8 +41,11 @@ import tenacity
 from pydantic import BaseModel, Field
 
 import backend  # noqa: F401  (LITELLM_LOCAL_MODEL_COST_MAP before litellm is imported)
+from backend import deployment
+from backend.errors import mask_secrets
 from backend.llm import cache as cache_mod
 from backend.llm.cache import CachedReply, CallCache, request_key
+from backend.llm.keys import PLACEHOLDER_KEY, SUBSTITUTED, KeyRefused, api_key_for
 from backend.llm.pricing import is_free, reply_cost
 from backend.llm.structured import response_format, supports_json_schema
 from backend.llm.tasks import FORBIDDEN_FIELDS, TASKS, read_reply
@@ -165,6 +170,7 @@ def redact(text: str, secret: str | None = None) -> str:
         text = text.replace(value, "***")
     text = text.split("\nTraceback (most recent call last)")[0]
     text = text.split("\nThis looks like a bug in LiteLLM")[0].strip()
+    text = mask_secrets(text)  # an address it repeats keeps no password or token parameter
     return text if len(text) <= 800 else text[:800] + " …"
 
 
@@ -176,8 +182,8 @@ def endpoint(api_base: str) -> str:
         netloc = host + (f":{parts.port}" if host and parts.port else "")
     except ValueError:
         netloc = ""
-    if not netloc:
-        return api_base.split("?")[0].rpartition("@")[2]
+    if not netloc:  # unparsable (a bad port): still no user, password, query or fragment
+        return api_base.split("#")[0].split("?")[0].rpartition("@")[2]
     return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
 
@@ -279,14 +285,42 @@ class LLMClient:
             "timeout": cfg.timeout_s, "num_retries": 0, "max_retries": 0, "metadata": fields,
         }
         if cfg.api_base:
-            kwargs["api_base"] = cfg.api_base
-        if self._api_key:
-            kwargs["api_key"] = self._api_key
+            kwargs["api_base"] = cfg.api_base  # its api_key is decided by ``_key``, when the call is sent
         if cfg.send_task_fields:
             kwargs["extra_body"] = {"conflictlens_task": fields}
         if fmt is not None:
             kwargs["response_format"] = fmt
         return kwargs
+
+    def _key(self) -> str | None:
+        """The ``api_key`` this client's calls carry (``backend.llm.keys.api_key_for``; None: litellm reads the
+        server's key from the environment). Decided per call, just before it is sent (an admin's edit of the settings
+        applies at once; a cache hit never imports litellm); a refusal is an "auth" ``LLMError``, sent nowhere."""
+        cfg = self.config
+        if deployment.current().allows_keys_to(cfg.api_base):
+            return api_key_for(None, self._api_key, keys_allowed=True)
+        litellm = _litellm()
+        sent = (self._api_key or "").strip() or PLACEHOLDER_KEY
+        try:
+            _, provider, dynamic, _ = litellm.get_llm_provider(cfg.model, api_base=cfg.api_base, api_key=sent)
+        except Exception:  # noqa: BLE001 - litellm fails the call the same way, before sending anything
+            provider = dynamic = None
+        in_process = provider in {p.get("provider") for p in litellm.custom_provider_map or []}
+        try:
+            key = api_key_for(provider, self._api_key, keys_allowed=False, in_process=in_process)
+        except KeyRefused as err:
+            raise LLMError("auth", str(err), cfg.model) from None
+        if key is not None and dynamic is not None and dynamic != key:  # litellm would swap in a key of its own
+            raise LLMError("auth", SUBSTITUTED, cfg.model)
+        return key
+
+    def _sent(self, req: _Request) -> dict[str, Any]:
+        """What litellm gets for ``req``: its arguments and the key it may carry (``_key``)."""
+        try:
+            key = self._key()
+        except LLMError as err:
+            raise self._fail(err, req) from err
+        return req.kwargs if key is None else {**req.kwargs, "api_key": key}
 
     def _retrying(self, cls):
         cfg = self.config
@@ -394,10 +428,11 @@ class LLMClient:
         req = self._begin(messages, task, step, question, fields, parents, max_tokens)
         if isinstance(req, LLMCall):
             return req
+        kwargs = self._sent(req)
 
         def attempt():
             req.attempts += 1
-            return _litellm().completion(**req.kwargs)
+            return _litellm().completion(**kwargs)
 
         try:
             with self._thread_slots:
@@ -413,13 +448,14 @@ class LLMClient:
         req = self._begin(messages, task, step, question, fields, parents, max_tokens)
         if isinstance(req, LLMCall):
             return req
+        kwargs = self._sent(req)
 
         async def attempt():
             req.attempts += 1
             # litellm's timeout covers the HTTP exchange only, not its hop through the loop's executor before it:
             # bound the whole attempt, so no attempt outlives the timeout whatever it waits for
             try:
-                return await asyncio.wait_for(_litellm().acompletion(**req.kwargs), self.config.timeout_s)
+                return await asyncio.wait_for(_litellm().acompletion(**kwargs), self.config.timeout_s)
             except TimeoutError:
                 raise TimeoutError(f"no reply within the call's timeout of {self.config.timeout_s:g} s") from None
 
@@ -440,7 +476,8 @@ class LLMClient:
             return self._loop_slots.setdefault(loop, asyncio.Semaphore(self.config.concurrency))
 
     def test_connection(self) -> tuple[bool, str, float]:
-        """Send one tiny uncached request; (ok, what happened, seconds)."""
+        """Send one tiny uncached request; (ok, what happened, seconds). What the endpoint said is cut to
+        ``TEST_TEXT_CHARS``: a page shows it, and the endpoint may be any URL a user typed."""
         probe = LLMClient(self.config.model_copy(update={"cache_mode": "off", "num_retries": 0}),
                           api_key=self._api_key)
         start = time.perf_counter()
@@ -449,6 +486,16 @@ class LLMClient:
                                   task="ping", step="test_connection", question="connection test",
                                   max_tokens=8)
         except LLMError as err:
-            return False, f"{err.kind}: {err.message}", time.perf_counter() - start
-        return True, f"replied {call.response!r}", time.perf_counter() - start
+            said, found, base = err.message.rpartition(" [api_base ")  # keep where it went: failures reads it
+            said, base = (said, found + base) if found else (err.message, "")
+            return False, f"{err.kind}: {_clip(said, TEST_TEXT_CHARS)}{base}", time.perf_counter() - start
+        return True, f"replied {_clip(call.response or '', TEST_TEXT_CHARS)!r}", time.perf_counter() - start
+
+
+#: How much of an endpoint's words ``test_connection`` reports.
+TEST_TEXT_CHARS = 300
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit] + " …"
 

@@ -15,6 +15,8 @@ import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from backend import deployment
+from backend.llm import keys
 from backend.llm.client import LLMError, classify, redact
 from backend.schema import MethodResult
 
@@ -118,6 +120,12 @@ def _explain(kind: str, message: str, model: str, api_base: str | None) -> tuple
                     "check the model name (provider/model)")
         return ("unknown_provider", f"litellm does not know which provider serves '{model}'",
                 "check the model name (provider/model, e.g. openai/gpt-4o-mini)")
+    if keys.SETTING in message:  # refused before sending (backend.llm.keys): its own words say what to do
+        return "auth", _API_BASE.sub("", message).strip(), ""
+    if api_base and (kind == "auth" or _MISSING_KEY.search(text)) and not deployment.current().allows_keys_to(api_base):
+        return ("auth", f"{api_base} did not accept the key",  # it got no key of the server's, by design
+                f"this server sends its own keys to no such api_base ({keys.SETTING}); type a key for it in the "
+                f"sidebar's Model box (command line: ${keys.ENV_API_KEY}), or leave api_base empty")
     if _MISSING_KEY.search(text):
         where_set = "environment or .streamlit/secrets.toml" + (
             "; any value works for a local OpenAI-compatible server" if api_base else "")

@@ -14,6 +14,7 @@ from typing import Any, ClassVar
 from pydantic import BaseModel
 
 from backend.answers import normalize
+from backend.errors import text_of
 from backend.llm.client import LLMClient, LLMError
 from backend.schema import Dataset, Document, EvidenceMode, MethodResult, Question, Trace
 
@@ -124,7 +125,7 @@ class Method:
         except LLMError as err:
             error = f"model call failed: {err}"
         except Exception as err:  # noqa: BLE001 - one method's bug must not hide the others
-            error = f"{type(err).__name__}: {err}"
+            error = f"{type(err).__name__}: {text_of(err)}"  # a ValidationError by its fields, never its input
         return MethodResult(
             method=self.name, question_id=question.id,
             answers=outcome.answers if outcome else [], abstained=outcome.abstained if outcome else False,

@@ -17,6 +17,10 @@ import re
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
+from backend import files
+from backend.errors import describe
 from backend.methods.madam import (HISTORY_MODES, attribute_answers, check_convergence, finalize,
                                    parse_aggregation, parse_turn, response_line)
 from backend.schema import MadamAgent, MadamRound, MadamTrace, MethodResult, Question
@@ -24,6 +28,10 @@ from backend.schema import MadamAgent, MadamRound, MadamTrace, MethodResult, Que
 RELEASED_NOTE = ("Loaded from the released code's output: it keeps each agent's answer and explanation, not "
                  "the reply, so replies are rebuilt as 'Answer: <answer> Explanation: <explanation>'; no call "
                  "records, no shuffle (the released code shows the aggregator the agents in order).")
+
+
+#: what a file that is neither a released debate nor our own result is called in messages
+NOT_A_TRACE = "not a MADAM-RAG debate trace"
 
 
 class TraceFileError(ValueError):
@@ -63,7 +71,8 @@ def _round_keys(row: dict[str, Any]) -> list[tuple[int, dict[str, Any]]]:
     """The rounds in order, each checked to be an object (a hand-edited or foreign file fails here, named)."""
     rounds = sorted((int(m.group(1)), v) for k, v in row.items() if (m := re.fullmatch(r"round(\d+)", k)))
     if not rounds or [t for t, _ in rounds] != list(range(1, len(rounds) + 1)):
-        raise ValueError(f"expected keys round1, round2, … in order, got {sorted(row)}")
+        have = ", ".join(f"round{t}" for t, _ in rounds) or "none"  # only round keys: the file's other keys are data
+        raise ValueError(f"expected keys round1, round2, … in order (round keys found: {have})")
     for t, data in rounds:
         if not isinstance(data, dict):
             raise ValueError(f"round{t} is {_kind(data)}, expected an object with answers and explanations")
@@ -128,24 +137,25 @@ def result_from_released(row: dict[str, Any], question: Question, max_rounds: in
                                 "origin": "released"})
 
 
-def load_trace_file(path: str | Path, question: Question, line: int = 1) -> MethodResult:
+def load_trace_file(path: str | Path, question: Question, line: int = 1, *, confined: bool = False) -> MethodResult:
     """A MADAM-RAG result from a file: line ``line`` (1-based) of a JSONL file, or a whole JSON file.
-    Released rows are read against ``question``; our own results must be for ``question``."""
-    path = Path(path)
+    Released rows are read against ``question``; our own results must be for ``question``. ``confined``: a path
+    from a page, read only inside the deployment's open folders (``backend.files``)."""
+    path = Path(str(path).strip())
     where = f"{path}:{line}"
-    try:
-        data = path.read_bytes()
-    except OSError as err:
-        raise TraceFileError(f"{path}: cannot read: {err.strerror or err}") from None
+    try:  # a regular file under the size cap only: a pipe or device would block or never end
+        data = files.read_bytes(path, confine_as="trace file" if confined else None)
+    except files.FileRefused as err:
+        raise TraceFileError(f"{path}: cannot read: {err.reason}") from None
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as err:
         line_no, column = data.count(b"\n", 0, err.start) + 1, err.start - data.rfind(b"\n", 0, err.start)
-        raise TraceFileError(f"{path}:{line_no}: not UTF-8 text (byte 0x{data[err.start]:02x} at column {column}); "
+        raise TraceFileError(f"{path}:{line_no}: not UTF-8 text (at column {column}); "
                              "save the file as UTF-8") from None
     try:
         obj = json.loads(text)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):  # JSONL (or too deep as a whole: its lines say which)
         lines = [ln for ln in text.splitlines() if ln.strip()]
         if not 1 <= line <= len(lines):
             raise TraceFileError(f"{path}: line {line} asked for, the file has {len(lines)} lines") from None
@@ -153,12 +163,17 @@ def load_trace_file(path: str | Path, question: Question, line: int = 1) -> Meth
             obj = json.loads(lines[line - 1])
         except json.JSONDecodeError as err:
             raise TraceFileError(f"{where}: not JSON: {err.msg}") from None
+        except RecursionError:
+            raise TraceFileError(f"{where}: nested too deeply") from None
     else:
         if line != 1:
             raise TraceFileError(f"{path}: line {line} asked for, the file has 1 lines (one JSON object)")
         where = str(path)
     if not isinstance(obj, dict):
         raise TraceFileError(f"{where}: expected a JSON object")
+    if not {"round1", "results", "method", "trace"} & obj.keys():  # neither format: what is missing, not what is there
+        raise TraceFileError(f"{where}: {NOT_A_TRACE} (missing field: round1 of a released debate, or method and "
+                             "trace of a ConflictLens result)")
     try:
         if "round1" in obj:
             return result_from_released(obj, question)
@@ -167,10 +182,14 @@ def load_trace_file(path: str | Path, question: Question, line: int = 1) -> Meth
                 raise ValueError("this inspect output has no madam result")
             obj = obj["results"]["madam"]
         result = MethodResult.model_validate(obj)
-    except ValueError as err:  # pydantic's ValidationError is a ValueError
+    except ValidationError as err:  # its str() quotes the input: name the fields and the problems only
+        problems = describe(err)
+        more = f"; and {len(problems) - 3} more" if len(problems) > 3 else ""
+        raise TraceFileError(f"{where}: {NOT_A_TRACE} ({'; '.join(problems[:3])}{more})") from None
+    except ValueError as err:  # our own checks: they name fields and types, never values
         raise TraceFileError(f"{where}: {err}") from None
     if result.method != "madam" or not isinstance(result.trace, MadamTrace):
-        raise TraceFileError(f"{where}: not a MADAM-RAG result (method {result.method!r})")
+        raise TraceFileError(f"{where}: not a MADAM-RAG result (a result of another method)")
     if result.question_id != question.id:
         raise TraceFileError(f"{where}: the trace is for question {result.question_id}; select that question "
                              f"(now {question.id})")

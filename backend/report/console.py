@@ -1,17 +1,18 @@
-"""Terminal rendering of results for the CLI (rich tables); no logic beyond formatting."""
+"""Terminal rendering of results for the CLI (rich tables); no logic beyond formatting. Every console comes from
+``backend.terminal.console``, which prints dataset text and model replies without terminal control sequences."""
 
 from __future__ import annotations
 
-from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from backend.schema import MethodResult, Question, ReliabilityEstimate
 from backend.report.text import plural
+from backend.schema import MethodResult, Question, ReliabilityEstimate
+from backend.terminal import console as safe_console
 
 
 def print_inspect(question: Question, results: dict[str, MethodResult]) -> None:
-    console = Console()
+    console = safe_console()
     # dataset and model text go in as Text, never as rich markup ("[/0]" in a question must not crash)
     console.print(Text.assemble((question.id, "bold"), ": ", question.question))
     table = Table("method", "answers", "abstained", "calls (cached)", "wall s", "error")
@@ -24,7 +25,7 @@ def print_inspect(question: Question, results: dict[str, MethodResult]) -> None:
 
 def print_reliability(report: dict, est: ReliabilityEstimate) -> None:
     """RA-RAG stage 1: per source ŵ, v, true p_i (when known), counts; then MAE, r and convergence."""
-    console = Console()
+    console = safe_console()
     table = Table("source", "ŵ", "v", "true p", "|ŵ−p|", "answered", "agreed", "IDK", "no docs",
                   title=Text(f"RA-RAG stage 1 on {est.dataset} ({plural(est.questions, 'question')}, {est.model}, "
                              f"evidence {est.evidence_mode})"))
@@ -50,9 +51,7 @@ def pct(x: float | None) -> str:
 
 def print_risk(dataset: str, questions: int, points) -> None:
     """RC-RAG risk control: per operating point the folds and the paper's four metrics (+ the code's two)."""
-    console = Console()
-    if console.width < 130:   # a pipe reports 80 columns: twelve columns would be cut to "car…"
-        console = Console(width=130)
+    console = safe_console(130)  # a pipe reports 80 columns: twelve columns would be cut to "car…"
     table = Table("point", "AK", "AD", "UK", "UD", "risk ↓", "carefulness ↑", "alignment ↑", "coverage ↑",
                   "overcaution*", "recall*", "calls",
                   title=Text(f"Risk control on {dataset} ({plural(questions, 'question')}; percent)"))
@@ -70,9 +69,7 @@ def print_risk(dataset: str, questions: int, points) -> None:
 def print_evaluation(summary: dict) -> None:
     """Batch evaluation: one row per method, the answer metrics (percent), abstention risk, cost; then what is
     missing or failed."""
-    console = Console()
-    if console.width < 160:   # a pipe reports 80 columns: fifteen columns would be cut to "accura…"
-        console = Console(width=160)
+    console = safe_console(160)  # a pipe reports 80 columns: fifteen columns would be cut to "accura…"
     table = Table("method", "n", "errors", "missing", "accuracy", "strict EM", "P", "R", "F1", "refusal",
                   "risk ↓", "coverage", "calls", "tokens", "wall s",
                   title=Text(f"Evaluation of {summary['dataset']} with {summary['model']} "
@@ -116,9 +113,7 @@ def _print_format_failures(console, entries) -> None:
 
 def print_attack(summary: dict, dataset: str, model: str, out) -> None:
     """An attack over a dataset (``backend.whatif.campaign``): one row per method and k."""
-    console = Console()
-    if console.width < 120:
-        console = Console(width=120)
+    console = safe_console(120)
     table = Table("method", "k", "n", "errors", "missing", "attack success", "accuracy", "abstention",
                   title=Text(f"Attack on {dataset} with {model} (percent; k = injected passages)"))
     for name, per_k in summary.items():

@@ -53,7 +53,8 @@ def trace_type(kind: str) -> type[Trace]:
     try:
         return _KINDS[kind]
     except KeyError:
-        raise ValueError(f"unknown trace kind {kind!r}; known: {', '.join(sorted(_KINDS))}") from None
+        # the kind is input (a file's): named by the known ones, never echoed
+        raise ValueError(f"unknown trace kind; known: {', '.join(sorted(_KINDS))}") from None
 
 
 def as_trace(value: Any) -> Any:

@@ -20,7 +20,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from backend.evaluate import (EvaluationError, Progress, folder_lock, format_counts, refuse_existing, run_pairs,
+from backend import files
+from backend.evaluate import (WHOLE, EvaluationError, Progress, folder_lock, format_counts, refuse_existing, run_pairs,
                               spending_limit, write_json)
 from backend.schema import MethodResult, Question
 from backend.schema.summary import AttackSummary
@@ -80,7 +81,15 @@ def attack_dataset(runner, questions: list[Question], methods: list[str], out_di
     settings = _settings(runner, ks, placement, source, plans, skipped)
     with folder_lock(out):  # from the settings check on: a running attack's settings are never rewritten
         if resume and (out / SETTINGS).exists():
-            before = json.loads((out / SETTINGS).read_text(encoding="utf-8"))
+            try:  # a regular file only (a pipe there would block the resume)
+                before = json.loads(files.read_text(out / SETTINGS, WHOLE))
+            except files.FileRefused as err:
+                raise EvaluationError(str(err)) from None
+            except (ValueError, RecursionError):
+                before = None
+            if not isinstance(before, dict):
+                raise EvaluationError(f"{out / SETTINGS}: not the settings of an attack (not a JSON object); resume "
+                                      "another folder or remove it")
             if before != settings:
                 changed = sorted(k for k in settings if before.get(k) != settings[k])
                 raise EvaluationError(f"{out / SETTINGS}: this folder holds an attack with other settings "

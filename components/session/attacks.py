@@ -10,7 +10,7 @@ from pathlib import Path
 import streamlit as st
 
 from backend.evaluate import EvaluationError
-from backend.outputs import AttackResult, open_attack
+from backend.outputs import AttackResult, find_attacks, open_attack
 from backend.paths import default_cache_dir
 from backend.schema import Question
 from backend.whatif.campaign import attack_dataset, attacked_questions
@@ -25,6 +25,13 @@ KIND = "attacks"
 def attacks_root() -> Path:
     """Where the page's attack folders live: ``<cache>/attacks``."""
     return default_cache_dir() / KIND
+
+
+def open_folder(path: str | Path) -> AttackResult:
+    """Open on the page: a folder of the page's own (``find_attacks`` under ``attacks_root()``, as the picker lists
+    them) as it is; any other path typed on the page only inside the deployment's open folders. ``AttackError``."""
+    own = {str(folder) for folder, _ in find_attacks(attacks_root())}
+    return open_attack(path, confined=str(path).strip() not in own)
 
 
 @dataclass(frozen=True)

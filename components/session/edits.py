@@ -7,6 +7,7 @@ from __future__ import annotations
 import streamlit as st
 from pydantic import ValidationError
 
+from backend import errors
 from backend.schema import MethodResult, Question
 from backend.whatif.edits import AddDocument, Edit, EditDocument, EditError, FlipSource, RemoveDocuments, apply_edits
 from components.safe import md
@@ -38,9 +39,8 @@ def edited_question(selection: Selection) -> Question:
 
 def problem(err: Exception) -> str:
     """An edit's error as one sentence (pydantic's "Value error, " prefix and field paths dropped)."""
-    if isinstance(err, ValidationError):
-        first = err.errors()[0]
-        return str(first["msg"]).removeprefix("Value error, ")
+    if isinstance(err, ValidationError):  # its words, never the value typed (``backend.errors``)
+        return errors.problem(err.errors()[0]) if err.errors() else "not valid"
     return str(err)
 
 

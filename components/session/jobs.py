@@ -15,6 +15,7 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Any
 
+from backend.errors import text_of
 from backend.report.text import progress_text
 from backend.schema import MethodResult
 
@@ -125,7 +126,7 @@ def _guarded(job: Job, work: Work) -> None:
     try:
         work(job)
     except Exception as err:  # noqa: BLE001 - shown on the page as these methods' error
-        job.error = f"{type(err).__name__}: {err}"
+        job.error = f"{type(err).__name__}: {text_of(err)}"  # a ValidationError by its fields, never its input
         for name in job.pending():
             job.add(MethodResult(method=name, question_id=job.question_id, error=job.error))
     finally:

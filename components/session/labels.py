@@ -6,7 +6,6 @@ reruns so the page draws the case they moved to."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
@@ -16,30 +15,41 @@ import streamlit as st
 from sqlalchemy.exc import SQLAlchemyError
 
 from backend import outputs
-from backend.labels import Label, LabelConflict, LabelDraft, LabelError, LabelStore, LabelStoreError
+from backend.errors import mask_secrets
+from backend.labels import Label, LabelConflict, LabelDraft, LabelError, LabelStore, LabelStoreError, location
+from backend.labels.identity import dataset_key
+from backend.labels.location import LocationRefused, StoreChoices
+from backend.labels.model import SELF_DECLARED, SIGNED_IN, AnalystSource
 from backend.labels.queue import Case, build_queue
 from backend.outputs import Results, ResultsError, RunInfo, read_results, results_path
 from backend.paths import default_cache_dir
 from backend.schema import Dataset
 from components import labels as view
 from components.safe import md
+from components.session import signin
 
 PAGE = "labels"
 STATE_KEY = f"{PAGE}.queue_state"
 #: Seconds between two looks at the store for labels saved by other analysts (progress, the case's status).
 REFRESH_S = 5
 TRAIL = 200
+OTHER_STORE = "\x00other"  # the store picker's "another SQLite file" (never a store's location)
 
 
 # --- the store -----------------------------------------------------------------------------------------------
 
-def default_location() -> str:
-    """``labels_url`` in .streamlit/secrets.toml, else ``$CONFLICTLENS_LABELS``, else the per-user labels.db."""
+def store_choices() -> StoreChoices:
+    """The stores this page offers (``backend.labels.location``): the deployment settings of this run
+    (``components.session.deployment.apply``), whether their ``[deployment]`` table sets ``label_store``, and the
+    older top-level ``labels_url`` secret."""
+    from backend import deployment
+    from components.session.deployment import secrets_table
+
     try:
-        secrets = {view.SECRET: st.secrets[view.SECRET]} if view.SECRET in st.secrets else None
+        legacy = st.secrets.get(view.SECRET)
     except Exception:  # noqa: BLE001 - no secrets file is the normal case
-        secrets = None
-    return view.default_location(secrets, os.environ)
+        legacy = None
+    return location.choices(deployment.current(), secrets_table(deployment.SECRETS_TABLE), legacy)
 
 
 @st.cache_resource(show_spinner="Opening the label store…", max_entries=8)
@@ -51,6 +61,7 @@ def _failure(err: Exception, where: str) -> LabelStoreError:
     if isinstance(err, LabelStoreError):
         return err
     first = (str(getattr(err, "orig", None) or err).strip().splitlines() or [type(err).__name__])[0]
+    first = mask_secrets(first)  # a driver's message may repeat the address
     return LabelStoreError(f"{view.shown_location(where)}: the label store cannot be used ({first})")
 
 
@@ -80,15 +91,17 @@ def find_runs(dataset: str) -> list[RunInfo]:
 
 
 @st.cache_resource(show_spinner="Reading the results…", max_entries=4)
-def _source(path: str, mtime: float, size: int, dataset: str) -> Results:
-    return read_results(path, dataset)
+def _source(path: str, mtime: float, size: int, dataset: str, _confined: bool = False) -> Results:
+    # _confined is not part of the key: a confined path is resolved already, the same file as unconfined
+    return read_results(path, dataset, confined=_confined)
 
 
-def source(path: str | Path, dataset: str) -> Results:
-    """The results file's rows (read again when it changes); ``ResultsError``."""
-    p = results_path(path)
+def source(path: str | Path, dataset: str, *, confined: bool = False) -> Results:
+    """The results file's rows (read again when it changes); ``ResultsError``. ``confined``: a path typed on the
+    page, refused outside the deployment's open folders before anything there is looked at."""
+    p = results_path(path, confined=confined)
     stat = p.stat()
-    return _source(str(p), stat.st_mtime, stat.st_size, dataset)
+    return _source(str(p), stat.st_mtime, stat.st_size, dataset, confined)
 
 
 def queue(ds: Dataset, src: Results, include_agreeing: bool) -> list[Case]:
@@ -163,13 +176,24 @@ def form_values(keys: dict[str, str]) -> view.FormValues:
     return view.FormValues(**{name: st.session_state.get(k, getattr(empty, name)) for name, k in keys.items()})
 
 
+def analyst(analyst_key: str) -> tuple[str, AnalystSource]:
+    """Who saves, and where that came from: the signed-in identity (``signed-in``) when the server has sign-in,
+    else the name typed on the page (``self-declared``)."""
+    who = signin.current()
+    if who is not None:
+        return who.analyst, SIGNED_IN
+    return str(st.session_state.get(analyst_key) or ""), SELF_DECLARED
+
+
 def save(ctx: Context, qs: QueueState, case_id: str, loaded: str | None, keys: dict[str, str]) -> None:
     """Store the form as the case's next label version, on top of ``loaded`` (the version the form showed): if
-    someone saved since, nothing is stored and the form reloads their label; then on to the next case."""
-    draft = view.draft_from(form_values(keys), ctx.dataset.name, case_id,
-                            str(st.session_state.get(ctx.analyst_key) or ""))
+    someone saved since, nothing is stored and the form reloads their label; then on to the next case. The analyst
+    is read now (the callback runs in the session that pressed Save), never from a field when signed in."""
+    name, source = analyst(ctx.analyst_key)
+    draft = view.draft_from(form_values(keys), ctx.dataset.name, case_id, name)
     try:
-        label = ctx.store.save(draft, dataset=ctx.dataset, methods=ctx.methods, expected=loaded)
+        label = ctx.store.save(draft, dataset=ctx.dataset, methods=ctx.methods, expected=loaded,
+                               analyst_source=source)
     except LabelConflict as err:
         cur = err.current
         qs.form, qs.problems = (case_id, cur.uid), None
@@ -281,24 +305,101 @@ def store_panel(store_key: str, analyst_key: str) -> LabelStore:
     cannot be opened stops the page with the reason."""
     from backend.labels.model import MAX_ANALYST
 
-    default = default_location()
-    try:
-        store, failure = open_store(st.session_state[store_key].strip() or default), None
+    choices = store_choices()
+    pick_key = f"{store_key}.pick"
+    options = choices.options + ([] if choices.fixed else [OTHER_STORE])
+    picking = len(options) > 1 and (choices.fixed or bool(choices.listed))  # a picker of the stores the admin set
+    if picking and st.session_state.get(pick_key) not in options:
+        st.session_state[pick_key] = options[0]
+    typing = not choices.fixed and (not picking or st.session_state[pick_key] == OTHER_STORE)
+    asked = str(st.session_state.get(store_key) or "") if typing else (
+        st.session_state[pick_key] if picking else choices.default)
+    where = None
+    try:  # the page's rules first (nothing created or connected to when they refuse), then the store itself
+        where = location.page_location(asked, choices)
+        store, failure = open_store(where), None
+    except LocationRefused as err:
+        store, failure = None, str(err)
     except LabelStoreError as err:
         store, failure = None, str(err)
     top = st.columns([3, 2], vertical_alignment="top")
-    with top[0].expander(f"Label store: {md(store.where) if store else 'cannot be opened'}", expanded=store is None):
-        st.text_input("SQLite file or postgresql:// URL (empty: the default)", key=store_key,
-                      placeholder=view.shown_location(default),
-                      help="Default: `labels_url` in .streamlit/secrets.toml, else $CONFLICTLENS_LABELS, else "
-                           "labels.db in the per-user data folder. A team shares one PostgreSQL database.")
+    shown = view.shown_location(where) if store is not None and where else "cannot be opened"
+    with top[0].expander(f"Label store: {md(shown)}", expanded=store is None):
+        if picking:
+            st.selectbox("Label store", options, key=pick_key, label_visibility="collapsed",
+                         format_func=lambda s: "Another SQLite file…" if s == OTHER_STORE else
+                         view.store_label(choices, s))
+        elif choices.fixed:
+            st.caption(f"Labels live in {md(view.shown_location(choices.default))}, set by whoever runs this server "
+                       "(.streamlit/secrets.toml).")
+        if typing:
+            st.text_input("SQLite file (empty: the default)", key=store_key,
+                          placeholder=view.shown_location(choices.default),
+                          help="A new .db file in an existing folder this server opens files from, or an existing "
+                               "ConflictLens label store. Database servers are set by whoever runs the server "
+                               "(label_store / label_stores in .streamlit/secrets.toml; else $CONFLICTLENS_LABELS).")
         st.caption("Every save is a new version; nothing is overwritten. A URL's password is never shown.")
-    top[1].text_input("Your name", key=analyst_key, max_chars=MAX_ANALYST, placeholder="needed to save",
-                      help="Stored with each label you save (remembered for this session).")
+    who = signin.current()
+    if who is not None:  # the analyst is who signed in, not a typed name
+        top[1].caption("Analyst (signed in: stored with each label you save)")
+        top[1].text(who.analyst)
+    else:
+        top[1].text_input("Your name", key=analyst_key, max_chars=MAX_ANALYST, placeholder="needed to save",
+                          help="Self-declared: stored as typed with each label you save, and marked self-declared "
+                               "in exports (this server has no sign-in). Remembered for this session.")
     if store is None:
         st.error(md(failure), icon=":material/error:")
         st.stop()
     return store
+
+
+def versions_panel(store: LabelStore, ds: Dataset) -> None:
+    """Labels saved for another version of this dataset's name (the file was edited, another file has its name, or
+    they predate identities): how many, and Carry over, which copies those of unchanged questions onto this one."""
+    from backend.labels.store import other_versions_text, saved_elsewhere
+
+    key = dataset_key(ds)
+    try:
+        others = read(store, lambda s: s.other_versions(key))
+    except LabelStoreError as err:
+        st.error(md(str(err)), icon=":material/error:")
+        return
+    if not others:
+        return
+    failed = st.session_state.pop(CARRY_ERROR, None)
+    with st.expander(md(saved_elsewhere(sum(o.questions for o in others), ds.name)), icon=":material/history:",
+                     expanded=bool(failed)):
+        st.caption(md(other_versions_text(others, ds.name)) + ". This version is " + md(key) + ". **Carry over** "
+                   "copies, as new versions with a note, the labels of the questions whose id and content did not "
+                   "change; the other version keeps its labels.")
+        names = {o.dataset: o for o in others}
+        source = others[0].dataset if len(others) == 1 else st.selectbox(
+            "Carry over from", list(names), key=f"{PAGE}.carry_from")
+        if names[source].unfingerprinted:
+            st.caption(f"{names[source].unfingerprinted} of its labels were saved before ConflictLens recorded the "
+                       "question's content: they carry over by question id only. Check them after.")
+        if failed:
+            st.error(md(failed), icon=":material/error:")
+        st.button("Carry over", key=f"{PAGE}.carry", icon=":material/move_down:", on_click=carry,
+                  args=(store, ds, source))
+
+
+CARRY_ERROR = f"{PAGE}.carry_error"
+
+
+def carry(store: LabelStore, ds: Dataset, source: str) -> None:
+    """Carry over's callback (before the page reruns, so the queue shows the carried labels): what it did, said
+    once, or why it could not."""
+    try:
+        report = store.carry_over(source, ds)
+    except LabelError as err:
+        st.session_state[CARRY_ERROR] = "; ".join(err.problems)
+        return
+    except (LabelStoreError, SQLAlchemyError) as err:
+        st.session_state[CARRY_ERROR] = f"Not carried over: {_failure(err, store.where)}"
+        return
+    text = report.text()
+    state(dataset_key(ds)).flashes.append(text[:1].upper() + text[1:] + ".")
 
 
 def compute_panel(selection, available: list[str], methods_key: str, limit_key: str) -> None:
@@ -340,7 +441,8 @@ def run_panel(dataset: str, run_key: str, path_key: str) -> Results | None:
         st.session_state[run_key] = options[0]
     path = st.selectbox(f"Evaluation run of {md(dataset)} (newest first)", options, key=run_key,
                         format_func=lambda p: runs.get(p, "A results file elsewhere…"))
-    if path == OTHER:
+    typed = path == OTHER  # the page's own runs are read as they are; a typed path only inside the open folders
+    if typed:
         path = st.text_input("results.jsonl, or the folder holding it", key=path_key,
                              placeholder="/path/to/out/results.jsonl")
         if not path.strip():
@@ -349,7 +451,7 @@ def run_panel(dataset: str, run_key: str, path_key: str) -> Results | None:
                     "and enter DIR above.", icon=":material/info:")
             return None
     try:
-        return source(path, dataset)
+        return source(path, dataset, confined=typed)
     except ResultsError as err:
         st.error(md(str(err)), icon=":material/error:")
         return None
@@ -358,20 +460,21 @@ def run_panel(dataset: str, run_key: str, path_key: str) -> Results | None:
 def label_panel(store: LabelStore, ds: Dataset, case: Case, latest: Label | None, methods: list[str],
                 order: list[str], eligible: list[str], analyst_key: str) -> None:
     """The current case's label: who labelled it (live), a conflict or the reasons a save was refused, the form."""
-    qs = state(ds.name)
+    key = dataset_key(ds)  # labels are this version's (backend.labels.identity), never another file's of this name
+    qs = state(key)
     if qs.form is None or qs.form[0] != case.id:
         qs.form = (case.id, latest.uid if latest else None)
     loaded = qs.form[1]
     if qs.conflict and qs.conflict[0] == case.id:
         st.warning(qs.conflict[1], icon=":material/warning:")
         st.expander("Your label that was not saved").text(view.label_text(qs.conflict[2]))
-    live_status(store, ds.name, case.id, loaded)
+    live_status(store, key, case.id, loaded)
     for problem in qs.problems[1] if qs.problems and qs.problems[0] == case.id else []:
         st.error(md(problem), icon=":material/error:")
-    if not str(st.session_state.get(analyst_key) or "").strip():
+    if not analyst(analyst_key)[0].strip():
         st.caption("Enter your name above to save labels.")
     ctx = Context(store, ds, methods, order, eligible, analyst_key)
     keys = view.form_keys(PAGE, case.id, loaded)
-    view.render_form(st, case, view.prefill(case, form_label(store, ds.name, case.id, loaded, latest)), keys,
+    view.render_form(st, case, view.prefill(case, form_label(store, key, case.id, loaded, latest)), keys,
                      methods, PAGE, on_save=partial(save, ctx, qs, case.id, loaded, keys),
                      on_move=partial(move, ctx, qs))

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from backend.data import load_dataset
+from backend.data import confined_path, load_dataset
 from backend.schema import Dataset
 
 
@@ -19,13 +19,17 @@ def _mtime(path: str) -> float:
 
 
 @st.cache_resource(show_spinner="Loading dataset…", max_entries=8)
-def _load(path: str, mtime: float, name: str | None) -> Dataset:
-    return load_dataset(path, name=name)
+def _load(path: str, mtime: float, name: str | None, _confined: bool = False) -> Dataset:
+    # _confined is not part of the key: a confined path is resolved already, the same file as unconfined
+    return load_dataset(path, name=name, confined=_confined)
 
 
-def dataset(path: str | Path, name: str | None = None) -> Dataset:
-    """The dataset at ``path``, reloaded when its files change; raises ``DatasetError``."""
-    return _load(str(path), _mtime(str(path)), name)
+def dataset(path: str | Path, name: str | None = None, *, confined: bool = False) -> Dataset:
+    """The dataset at ``path``, reloaded when its files change; raises ``DatasetError``. ``confined``: a path from
+    the page or a link, refused outside the deployment's open folders before anything there is looked at."""
+    if confined:
+        path = confined_path(path)
+    return _load(str(path), _mtime(str(path)), name, confined)
 
 
 @st.cache_resource(show_spinner=False, max_entries=4)

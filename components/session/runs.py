@@ -20,6 +20,7 @@ import streamlit as st
 from backend.llm.client import CallLog, LLMConfig, default_cache
 from backend.runner import Runner
 from backend.schema import Dataset, MethodResult, Question, strip_truth
+from components.session import apikey
 from components.session.jobs import Job, Jobs
 from components.session.results import Results, RunKey
 from components.session.state import Selection
@@ -43,7 +44,8 @@ def call_log() -> CallLog:
 
 def secrets_to_env() -> None:
     """Expose ``*_API_KEY`` entries of .streamlit/secrets.toml to litellm via the process environment
-    (never written anywhere; the environment wins when both are set)."""
+    (never written anywhere; the environment wins when both are set). They are the server's keys: a call carries
+    them only to their provider's own endpoint or an allowed api_base (``backend.llm.keys``)."""
     try:
         items = dict(st.secrets)
     except Exception:  # noqa: BLE001 - no secrets file is the normal case
@@ -96,7 +98,9 @@ def runner(selection: Selection, evidence_mode: str = "given", method_params: di
     secrets_to_env()
     k = (run_key(selection, evidence_mode=evidence_mode, method_params=method_params).settings(), replay)
     runners: dict[tuple[RunKey, bool], Runner] = st.session_state.setdefault(RUNNERS_KEY, {})
-    if (run := runners.get(k)) is None:
+    api_key = apikey.typed()  # a key typed for this api_base (backend.llm.keys decides where it may go)
+    if (run := runners.get(k)) is None or run.api_key != api_key:
+        runners.pop(k, None)  # another key typed: a runner of its own (the key is never part of a RunKey)
         while len(runners) >= MAX_RUNNERS:  # settings tried once and left (each holds only its settings' artefacts)
             del runners[next(iter(runners))]
         cfg = llm_config(selection)
@@ -104,7 +108,7 @@ def runner(selection: Selection, evidence_mode: str = "given", method_params: di
             cfg = cfg.model_copy(update={"cache_mode": "replay"})
         shared = _shared(str(selection.dataset.path), id(selection.dataset), selection.chroma_url or None,
                          selection.dataset)
-        run = runners[k] = Runner(selection.dataset, llm=cfg, cache=call_cache(),
+        run = runners[k] = Runner(selection.dataset, llm=cfg, cache=call_cache(), api_key=api_key,
                                   log=None if replay else call_log(), stripped_dataset=shared.stripped,
                                   retriever_source=shared.retriever, evidence_mode=evidence_mode,
                                   method_params=k[0].params, chroma_url=selection.chroma_url or None)

@@ -6,6 +6,7 @@ import os
 
 import streamlit as st
 
+from backend import deployment
 from backend.cost import DEFAULT_THRESHOLD_USD
 from backend.data import DatasetError, bundled_datasets
 from backend.llm.structured import supports_json_schema, unsupported_note
@@ -13,7 +14,7 @@ from backend.paths import CHROMA_URL_ENV
 from components.dataset import question_label
 from components.failures import render_failure
 from components.safe import md
-from components.session import resources
+from components.session import apikey, resources
 from components.session.state import DEFAULT_MODEL, SELECTION_KEY, ModelChoice, Selection, init_page_state, key
 
 PAGE = "app"
@@ -57,6 +58,15 @@ def _show_notices(current: dict[str, str]) -> None:
             del notices[what]  # the user moved on
 
 
+def first_problem(err: DatasetError) -> str:
+    """One line for the main pane: the first problem (a refused file without its ``:0: (file)``), and how many
+    more the sidebar lists."""
+    first = err.problems[0]
+    line = f"{first.file}: {first.message}" if first.line == 0 else str(first)
+    more = len(err.problems) - 1
+    return line + (f" (and {more} more: see the sidebar)" if more else "")
+
+
 def _pick_dataset():
     bundled = bundled_datasets()
     options = list(bundled) + [OWN_FILE]
@@ -74,9 +84,10 @@ def _pick_dataset():
         if not path.strip():
             st.sidebar.info("Enter a path to load your own dataset.")
             return None
-        try:
-            return resources.dataset(path.strip())
+        try:  # typed, or from a link: only inside the deployment's open folders, only regular files
+            return resources.dataset(path.strip(), confined=True)
         except DatasetError as err:
+            st.error(md(f"This dataset cannot be loaded: {first_problem(err)}"), icon=":material/error:")  # main pane
             st.sidebar.error("This dataset cannot be loaded:")
             st.sidebar.code("\n".join(str(p) for p in err.problems), language=None, wrap_lines=True)
             return None
@@ -107,6 +118,7 @@ OFFLINE_VOICES = (("offline/reader", "the plain voice: replies exactly in each t
 def _use_model(model: str) -> None:
     """Pick a built-in model (a button's callback: it runs before the widgets are drawn again)."""
     st.session_state[key(PAGE, "model")], st.session_state[key(PAGE, "api_base")] = model, ""
+    apikey.forget()
 
 
 def _pick_model() -> ModelChoice:
@@ -120,9 +132,17 @@ def _pick_model() -> ModelChoice:
                                    "reader: no network, no key. offline/chatty gives the same replies dressed "
                                    "as chat models write them (Markdown, preambles, percentages, JSON...).")
         api_base = st.text_input("api_base (optional)", key=key(PAGE, "api_base"),
-                                 placeholder="http://localhost:11434")
-        st.caption("API keys are read from the environment or .streamlit/secrets.toml only; "
-                   "they are never typed here or stored.")
+                                 placeholder="http://localhost:11434", on_change=apikey.forget)
+        if apikey.needed(api_base.strip()):
+            st.text_input("API key for this api_base", key=apikey.KEY, type="password", autocomplete="off",
+                          help="Sent only to this api_base, with this session's calls; kept in this browser "
+                               "session only (never in the link, results, caches or logs). Forgotten when the "
+                               "api_base changes. A local server (vLLM, Ollama) needs none.")
+            st.caption("This server's API keys are not sent to this api_base (the deployment setting "
+                       "key_endpoints): only a key typed here.")
+        else:
+            st.caption("This server's API keys (environment or .streamlit/secrets.toml) go only to their provider's "
+                       "own endpoint or an api_base this server allows; they are never shown or stored.")
         structured = st.toggle("Structured output (JSON schema)", key=key(PAGE, "structured_output"),
                                help="Ask each task for its JSON schema, where the model supports JSON-schema "
                                     "responses (litellm's model map, or an openai/ model with an api_base: vLLM, "
@@ -160,8 +180,17 @@ def _pick_index() -> str | None:
                             placeholder="http://127.0.0.1:8000",
                             help="A chroma server (`chroma run --path DIR --port 8000`) that holds the retrieval "
                                  "index for a team. Empty: the embedded index in the cache folder. Default: "
-                                 f"`{CHROMA_SECRET}` in .streamlit/secrets.toml, else ${CHROMA_URL_ENV}.")
+                                 f"`{CHROMA_SECRET}` in .streamlit/secrets.toml, else ${CHROMA_URL_ENV}; "
+                                 "others only as this server's settings allow (`chroma_urls`).")
+        if not deployment.current().allows_chroma(url, default_chroma_url()):  # checked before any connection
+            st.error(CHROMA_REFUSED)
+            return None
     return url.strip() or None
+
+
+#: Shown instead of connecting to a chroma server the settings do not name (the embedded index is used meanwhile).
+CHROMA_REFUSED = ("That address is not a chroma server this server may connect to (the deployment setting "
+                  "chroma_urls); the embedded index is used.")
 
 
 def _test_connection(choice: ModelChoice) -> None:
@@ -171,7 +200,8 @@ def _test_connection(choice: ModelChoice) -> None:
     secrets_to_env()
     with st.spinner(f"Calling {md(choice.model)}…"):  # spinner text is Markdown
         ok, message, seconds = LLMClient(LLMConfig(model=choice.model, api_base=choice.api_base,
-                                                   cache_mode="off", timeout_s=20)).test_connection()
+                                                   cache_mode="off", timeout_s=20),
+                                         api_key=apikey.typed()).test_connection()
     if ok:
         st.success(f"Connected in {seconds:.1f} s", icon="✅")
         st.text(message)

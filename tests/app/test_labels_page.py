@@ -12,9 +12,10 @@ from backend.labels import LabelDraft, LabelStore
 from backend.schema import MethodResult
 from components.safe import md
 from tests.conftest import ROOT
+from tests.labels.test_store import KEY
 
 APP = str(ROOT / "app.py")
-DATASET = "ramdocs_dev"
+DATASET = "ramdocs_dev"  # its labels are kept under KEY: its identity (name@content hash, backend.labels.identity)
 #: (question, {method: answers}); None: abstained. Disagreement (entropy) and wrong methods give the queue order
 #: 0004 (3 groups, 3 wrong), 0002 (3 groups, 2 wrong), 0003, 0005 (2 groups, 1 wrong: dataset order); 0001 agrees.
 ROWS = {"ramdocs-0001": {"no_rag": ["3,559 people"], "vanilla_rag": ["3,559 people"], "astute": ["3,559 people"]},
@@ -130,7 +131,7 @@ def test_queue_order_save_next_and_previous(tmp_path, monkeypatch, db):
     _fill(at, picked=["Soccer"], typed="Football\n", kind="misinformation", docs=["ramdocs-0004-d4"],
           best="vanilla_rag", note="d4 says soccer")
     _press(at, "save")
-    [label] = LabelStore(db).versions(DATASET)
+    [label] = LabelStore(db).versions(KEY)
     assert (label.question_id, label.answers, label.analyst, label.version) == ("ramdocs-0004", ["Soccer", "Football"],
                                                                                 "Ann", 1)
     assert (label.conflict_type, label.wrong_documents, label.best_method, label.note) == (
@@ -154,7 +155,7 @@ def test_queue_order_save_next_and_previous(tmp_path, monkeypatch, db):
     # an edit is a new version on top of the one shown; the history lists both
     _field(at, "text_area", "Note").input("d4 is misinformation")
     _press(at, "save")
-    assert [(lab.version, lab.note) for lab in LabelStore(db).history(DATASET, "ramdocs-0004")] == [
+    assert [(lab.version, lab.note) for lab in LabelStore(db).history(KEY, "ramdocs-0004")] == [
         (1, "d4 says soccer"), (2, "d4 is misinformation")]
     _press(at, "previous")
     history = next(f.value for f in at.dataframe if "when (UTC)" in f.value.columns)
@@ -176,7 +177,7 @@ def test_skip_next_and_the_filters(tmp_path, monkeypatch, db):
     _fill(at, unanswerable=True)
     _press(at, "save")  # Save & next passes over the skipped case
     assert _current(at) == "ramdocs-0002"
-    assert LabelStore(db).latest(DATASET)["ramdocs-0005"].unanswerable
+    assert LabelStore(db).latest(KEY)["ramdocs-0005"].unanswerable
 
     at.selectbox(key="labels.type").set_value("misinformation").run()  # 0004 and 0005 by the dataset's truth
     assert list(_queue(at)["id"]) == ["ramdocs-0004"] and _progress(at) == "1 / 2 labelled"
@@ -198,13 +199,13 @@ def test_skip_next_and_the_filters(tmp_path, monkeypatch, db):
 def test_another_analysts_label_appears_and_a_save_over_it_is_refused(tmp_path, monkeypatch, db):
     at = _open(tmp_path, monkeypatch)
     other = LabelStore(db)
-    other.save(LabelDraft(dataset=DATASET, question_id="ramdocs-0002", answers=["Football"], analyst="Bob"))
+    other.save(LabelDraft(dataset=KEY, question_id="ramdocs-0002", answers=["Football"], analyst="Bob"))
     _run(at)
     assert list(_queue(at)["id"]) == QUEUE[:1] + QUEUE[2:] and _progress(at) == "1 / 4 labelled"
     at.radio(key="labels.labelled").set_value("all").run()
     assert list(_queue(at)["labelled by"]) == ["", "Bob (v1)", "", ""]
 
-    other.save(LabelDraft(dataset=DATASET, question_id="ramdocs-0004", answers=["Football"], note="see d1",
+    other.save(LabelDraft(dataset=KEY, question_id="ramdocs-0004", answers=["Football"], note="see d1",
                           conflict_type="misinformation", analyst="Bob"))
     _run(at)  # Bob saved the case Ann has open: said, and her form is left as it is
     assert "Labelled by Bob" in _captions(at)
@@ -213,7 +214,7 @@ def test_another_analysts_label_appears_and_a_save_over_it_is_refused(tmp_path, 
 
     _fill(at, picked=["Cricket"])
     _press(at, "save")
-    assert [lab.analyst for lab in other.history(DATASET, "ramdocs-0004")] == ["Bob"]  # nothing overwritten
+    assert [lab.analyst for lab in other.history(KEY, "ramdocs-0004")] == ["Bob"]  # nothing overwritten
     assert _current(at) == "ramdocs-0004"
     assert any("Bob saved version 1 of this label" in w.value and "Your label was not saved" in w.value
                for w in at.warning)
@@ -224,7 +225,7 @@ def test_another_analysts_label_appears_and_a_save_over_it_is_refused(tmp_path, 
 
     _field(at, "text_area", "Note").input("see d1 and d2")
     _press(at, "save")  # looked at: now it goes on top of Bob's
-    assert [(lab.analyst, lab.version) for lab in other.history(DATASET, "ramdocs-0004")] == [("Bob", 1), ("Ann", 2)]
+    assert [(lab.analyst, lab.version) for lab in other.history(KEY, "ramdocs-0004")] == [("Bob", 1), ("Ann", 2)]
 
 
 def test_a_bad_label_is_refused_and_stores_nothing(tmp_path, monkeypatch, db):
@@ -247,20 +248,22 @@ def test_exports_and_the_store_setting(tmp_path, monkeypatch, db):
     at = _open(tmp_path, monkeypatch)
     assert {b.label for b in at.get("download_button")} == {"Labels (CSV)", "Labels (JSONL)"}
     assert md(str(db)) in _store_setting(at).label
+    refused = "a database URL typed on this page is refused"  # no connection tried (tests/security/)
     at.text_input(key="labels.store").input("mysql://user@host/db").run()
     assert not at.exception, at.exception
-    assert [e.value for e in at.error] == ["mysql\\: labels are kept in SQLite or PostgreSQL only"]
+    assert [refused in e.value.replace("\\", "") for e in at.error] == [True]
     assert not at.get("download_button")  # nothing else until the store opens
     at.text_input(key="labels.store").input("postgresql://bob:s3cret@127.0.0.1:1/labels").run()
     assert not at.exception, at.exception
     [error] = at.error
-    assert "cannot open the label store" in error.value and "s3cret" not in error.value
+    assert refused in error.value.replace("\\", "") and "s3cret" not in error.value
     other = tmp_path / "team.db"
     at.text_input(key="labels.store").input(str(other)).run()
     assert not at.error and md(str(other)) in _store_setting(at).label and other.exists()
     secret = tmp_path / "from-secrets.db"  # .streamlit/secrets.toml's labels_url wins over the environment
     at = _page(secrets={"labels_url": str(secret)})
     assert md(str(secret)) in _store_setting(at).label and secret.exists()
+    assert not [t for t in at.text_input if t.key == "labels.store"]  # set by the server: nothing to type
 
 
 def test_runs_under_the_cache_folder_newest_first(tmp_path, monkeypatch, db):
@@ -339,4 +342,6 @@ def test_dataset_text_and_answers_stay_text(tmp_path, db):
     _fill(at, picked=[answer])
     _press(at, "save")
     assert [t.value for t in at.toast] == [f"Saved {md(QID)} \\(version 1\\)\\.", "No other case in the queue\\."]
-    assert LabelStore(db).latest(name)[QID].answers == [answer]
+    from backend.labels import dataset_key
+
+    assert LabelStore(db).latest(dataset_key(load_dataset(folder)))[QID].answers == [answer]

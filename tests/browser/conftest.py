@@ -39,10 +39,12 @@ def _free_port() -> int:
 
 
 @contextmanager
-def app_server(env: dict | None = None, log=None):
+def app_server(env: dict | None = None, log=None, port: int | None = None, pids: list | None = None):
     """``streamlit run app.py`` on a free loopback port (``env``: its environment; ``log``: a file that gets its
-    output, else a temporary file: an unread pipe would block a chatty server once full); yields its URL."""
-    port = _free_port()
+    output, else a temporary file: an unread pipe would block a chatty server once full; ``port``: this one, for a
+    test that must name the URL before the server starts, as sign-in's redirect_uri; ``pids``: gets the server's
+    process id, for a test that watches its memory); yields its URL."""
+    port = port or _free_port()
     out = open(log, "w") if log else tempfile.TemporaryFile("w+")  # noqa: SIM115 - closed below
     proc = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.port", str(port),
@@ -63,6 +65,8 @@ def app_server(env: dict | None = None, log=None):
         if not log:
             out.seek(0)
         pytest.fail(f"the app did not start: {(open(log).read() if log else out.read())[-2000:]}")
+    if pids is not None:
+        pids.append(proc.pid)
     try:
         yield url
     finally:
@@ -76,9 +80,10 @@ def app_url(_session_cache_dir):
         yield url
 
 
-@pytest.fixture(scope="package")
-def browser():
-    """Package-scoped: Playwright's sync API keeps an event loop running in this thread until closed."""
+def chromium_browser():
+    """Debian's Chromium under Playwright's sync API, for a package-scoped ``browser`` fixture: the API keeps an event
+    loop running in this thread until closed, so one package holds one (a second, or one left open, breaks every later
+    ``asyncio.run`` in the session). A package of browser tests elsewhere defines its own fixture from this."""
     chromium = shutil.which("chromium")
     if chromium is None:
         pytest.fail("Debian's chromium is not installed; scripts/test.sh installs it (apt-get install chromium)")
@@ -88,6 +93,11 @@ def browser():
         b = p.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
         yield b
         b.close()
+
+
+@pytest.fixture(scope="package")
+def browser():
+    yield from chromium_browser()
 
 
 def write_report(tmp_path, question: str = "@1"):

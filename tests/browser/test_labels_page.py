@@ -8,7 +8,7 @@ import pytest
 
 from backend.labels import LabelDraft, LabelStore
 from components.session.labels import REFRESH_S
-from tests.app.test_labels_page import write_results
+from tests.app.test_labels_page import KEY, write_results
 from tests.browser.conftest import app_server
 from tests.browser.walk import ms, wait_until
 
@@ -41,7 +41,7 @@ def test_labels_saved_elsewhere_appear_and_shortcuts_save(label_app, browser):
     typed = page.get_by_role("textbox", name="Other accepted answers, one per line")
     typed.fill("Football")  # not submitted yet
 
-    LabelStore(db).save(LabelDraft(dataset="ramdocs_dev", question_id="ramdocs-0004", answers=["Association football"],
+    LabelStore(db).save(LabelDraft(dataset=KEY, question_id="ramdocs-0004", answers=["Association football"],
                                    analyst="Bob"))
     # no click: the page looks again by itself every REFRESH_S seconds (an idle page until then: the stall window)
     wait_until(page, "Labelled by Bob", stall_s=3 * REFRESH_S)
@@ -51,7 +51,7 @@ def test_labels_saved_elsewhere_appear_and_shortcuts_save(label_app, browser):
     typed.focus()
     page.keyboard.press("Control+Enter")  # Save & next, from inside the text box
     wait_until(page, "Your label was not saved")
-    assert [lab.analyst for lab in LabelStore(db).history("ramdocs_dev", "ramdocs-0004")] == ["Bob"]
+    assert [lab.analyst for lab in LabelStore(db).history(KEY, "ramdocs-0004")] == ["Bob"]
     typed = page.get_by_role("textbox", name="Other accepted answers, one per line")
     # Bob's label is in the form now: the refusal is drawn before the form below it, so wait for the redraw
     wait_until(page, lambda p: typed.input_value() == "Association football", "Bob's label in the form")
@@ -61,7 +61,7 @@ def test_labels_saved_elsewhere_appear_and_shortcuts_save(label_app, browser):
     typed.fill("Football")
     typed.press("Control+Enter")
     wait_until(page, lambda p: "case=ramdocs-0002" in p.url, "the next case in the URL")  # saved, and on
-    assert [(lab.analyst, lab.answers) for lab in LabelStore(db).history("ramdocs_dev", "ramdocs-0004")] == [
+    assert [(lab.analyst, lab.answers) for lab in LabelStore(db).history(KEY, "ramdocs-0004")] == [
         ("Bob", ["Association football"]), ("Ann", ["Football"])]
     wait_until(page, idle, "the script run's end")
     page.keyboard.press("Alt+p")

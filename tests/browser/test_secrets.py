@@ -4,7 +4,8 @@ fake key in ``OPENAI_API_KEY``, and the app (a real ``streamlit run``, driven by
 really sends each key. A second server answers 401 and echoes the key it got in its error message, as hosted APIs
 do. Every file the runs wrote (reply cache, retrieval index, results, summary, report, exports, label store,
 the processes' logs, anything under the temporary HOME) is then searched: neither key appears, in clear or in
-base64. The servers count the requests that carried each key, so the test fails if a key was never in play."""
+base64. The servers count the requests that carried each key, so the test fails if a key was never in play: both are
+listed in the settings' ``key_endpoints`` (tests/security/test_keys*.py: a server not listed never gets a key)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from collections import Counter
 import pytest
 from starlette.responses import JSONResponse
 
+from backend import deployment
 from backend.data import load_dataset
 from backend.labels import LabelStore
 from backend.labels.model import LabelDraft
@@ -116,14 +118,19 @@ def test_no_file_written_by_the_cli_or_the_app_holds_an_api_key(tmp_path, browse
     for d in (home, cache, data, out, logs):
         d.mkdir()
     (home / ".streamlit").mkdir()
-    (home / ".streamlit" / "secrets.toml").write_text(f'OPENAI_API_KEY = "{SECRETS_KEY}"\n')
-    base = {k: v for k, v in os.environ.items() if not k.upper().endswith(("_API_KEY", "_TOKEN"))}
+    base = {k: v for k, v in os.environ.items()
+            if not k.upper().endswith(("_API_KEY", "_TOKEN")) and k != deployment.ENV_KEY_ENDPOINTS}
     base |= {"HOME": str(home), "CONFLICTLENS_CACHE_DIR": str(cache), "CONFLICTLENS_DATA_DIR": str(data),
              "PYTHONPATH": str(ROOT)}
-    cli_env = base | {"OPENAI_API_KEY": ENV_KEY}
     questions = load_dataset(DATASET).questions
     seen, seen_leaky = Counter(), Counter()
     good, leaky = watched_server(seen), watched_server(seen_leaky, echo=True)
+    # both servers may receive the server's keys (issue 26: the keys go only where the settings allow): the command
+    # line's through the environment, the app's in the [deployment] table beside its key
+    endpoints = [good.base_url, leaky.base_url]
+    cli_env = base | {"OPENAI_API_KEY": ENV_KEY, deployment.ENV_KEY_ENDPOINTS: ",".join(endpoints)}
+    (home / ".streamlit" / "secrets.toml").write_text(f'OPENAI_API_KEY = "{SECRETS_KEY}"\n\n[deployment]\n'
+                                                      f"key_endpoints = {json.dumps(endpoints)}\n")
     try:
         model = ["--model", "openai/reader", "--api-base", good.base_url]
         # the command line: a report, JSON, an evaluation (every method once, so the index is built too)
@@ -146,7 +153,8 @@ def test_no_file_written_by_the_cli_or_the_app_holds_an_api_key(tmp_path, browse
         assert rows and all("Incorrect API key provided" in r["result"]["error"] for r in rows)
         # labels: a store with a label, exported both ways
         store = LabelStore(data / "labels.db")
-        store.save(LabelDraft(dataset="ramdocs_dev", question_id=questions[0].id, answers=["x"], analyst="ann"))
+        store.save(LabelDraft(dataset="ramdocs_dev", question_id=questions[0].id, answers=["x"], analyst="ann"),
+                   dataset=load_dataset(DATASET))  # kept under the dataset's identity (backend.labels.identity)
         store.close()
         for fmt in ("csv", "jsonl"):
             proc = cli(["labels", "export", "--dataset", "ramdocs_dev", "--format", fmt,

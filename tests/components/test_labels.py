@@ -51,6 +51,9 @@ def test_default_location_prefers_secrets_then_environment_then_the_user_file(mo
     secrets = {"labels_url": "postgresql://u:pw@db/labels"}
     assert view.default_location(secrets, {"CONFLICTLENS_LABELS": "/x/team.db"}) == "postgresql://u:pw@db/labels"
     assert view.default_location({"labels_url": "  "}, {"CONFLICTLENS_LABELS": ""}) == str(tmp_path / "labels.db")
+    table = {"deployment": {"label_store": "/srv/team.db"}, "labels_url": "/old.db"}  # the table wins over the alias
+    assert view.default_location(table, {"CONFLICTLENS_LABELS": "/x/team.db"}) == "/srv/team.db"
+    assert view.store_choices(table, {}).fixed and not view.store_choices({}, {"CONFLICTLENS_LABELS": "/x"}).fixed
 
 
 def test_shown_location_never_shows_a_password(tmp_path):

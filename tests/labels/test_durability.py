@@ -13,6 +13,7 @@ import pytest
 
 from backend.labels import LabelDraft, LabelStore
 from tests.conftest import ROOT
+from tests.labels.writer import DATASET
 
 
 def _writer(where, n, analyst) -> subprocess.Popen:
@@ -31,12 +32,12 @@ def _two_writers(where) -> list[str]:
 
 
 def _check_thousand(store: LabelStore, uids: list[str]) -> None:
-    versions = store.versions("load")
+    versions = store.versions(DATASET)
     assert len(versions) == 1000 and store.count() == 1000
     assert sorted(v.uid for v in versions) == sorted(uids)
     assert Counter(v.analyst for v in versions) == {"ana": 500, "ben": 500}
     for qid in {v.question_id for v in versions}:  # each question's versions are 1..n, each on the one before
-        history = store.history("load", qid)
+        history = store.history(DATASET, qid)
         assert [h.version for h in history] == list(range(1, len(history) + 1))
         assert all(h.supersedes == prev.uid for prev, h in zip(history, history[1:]))
 
@@ -75,8 +76,8 @@ def test_a_kill_mid_write_loses_nothing_committed(tmp_path):
     with sqlite3.connect(where) as conn:
         assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
     store = LabelStore(where)
-    stored = {v.uid for v in store.versions("load")}
+    stored = {v.uid for v in store.versions(DATASET)}
     assert set(committed) <= stored
     assert len(stored) - len(committed) <= 1  # at most the one committed between its print and the kill
-    after = store.save(LabelDraft(dataset="load", question_id="q00", answers=["after"], analyst="ben"))
-    assert after.version == len(store.history("load", "q00"))
+    after = store.save(LabelDraft(dataset=DATASET, question_id="q00", answers=["after"], analyst="ben"))
+    assert after.version == len(store.history(DATASET, "q00"))

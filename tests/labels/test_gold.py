@@ -18,10 +18,11 @@ from backend.runner import Runner
 from backend.schema import MethodResult
 from backend.scoring import accuracy
 from tests.conftest import ROOT
+from tests.labels.test_store import KEY  # ramdocs_dev's identity (name@content hash)
 
 
 def _label(qid, answers=(), unanswerable=False, analyst="ana"):
-    return LabelDraft(dataset="ramdocs_dev", question_id=qid, answers=list(answers), unanswerable=unanswerable,
+    return LabelDraft(dataset=KEY, question_id=qid, answers=list(answers), unanswerable=unanswerable,
                       analyst=analyst)
 
 
@@ -29,8 +30,8 @@ def test_apply_gold_keeps_only_labelled_questions_with_the_labels_answers(ramdoc
     store = LabelStore(tmp_path / "l.db")
     store.save(_label("ramdocs-0003", ["my answer"]))
     store.save(_label("ramdocs-0001", unanswerable=True))
-    store.save(LabelDraft(dataset="ramdocs_dev", question_id="gone", answers=["x"], analyst="ana"))
-    questions, info = apply_gold(ramdocs, load_gold(tmp_path / "l.db", "ramdocs_dev"))
+    store.save(LabelDraft(dataset=KEY, question_id="gone", answers=["x"], analyst="ana"))
+    questions, info = apply_gold(ramdocs, load_gold(tmp_path / "l.db", ramdocs))
     assert [q.id for q in questions] == ["ramdocs-0001", "ramdocs-0003"]  # dataset order
     assert questions[0].gold_answers == [] and questions[0].meta["unanswerable"] is True
     assert questions[1].gold_answers == ["my answer"]
@@ -46,15 +47,15 @@ def test_the_newest_version_is_gold_and_an_analyst_can_be_chosen(tmp_path):
     path = tmp_path / "l.jsonl"
     path.write_text(render(store.versions(), "jsonl"))
     for spec in (tmp_path / "l.db", path):
-        assert load_gold(spec, "ramdocs_dev")["ramdocs-0001"].answers == ["new"]
-        assert load_gold(spec, "ramdocs_dev", analyst="ana")["ramdocs-0001"].answers == ["old"]
-        assert load_gold(spec, "other") == {}
+        assert load_gold(spec, KEY)["ramdocs-0001"].answers == ["new"]
+        assert load_gold(spec, KEY, analyst="ana")["ramdocs-0001"].answers == ["old"]
+        assert load_gold(spec, "other") == {} and load_gold(spec, "ramdocs_dev") == {}  # an identity, not a name
 
 
 def test_on_an_unanswerable_question_abstaining_is_correct(ramdocs, tmp_path):
     store = LabelStore(tmp_path / "l.db")
     store.save(_label("ramdocs-0001", unanswerable=True))
-    questions, _ = apply_gold(ramdocs, store.latest("ramdocs_dev"))
+    questions, _ = apply_gold(ramdocs, store.latest(KEY))
     results = {("ramdocs-0001", "quiet"): MethodResult(method="quiet", question_id="ramdocs-0001", abstained=True),
                ("ramdocs-0001", "loud"): MethodResult(method="loud", question_id="ramdocs-0001", answers=["3,559"])}
     summary = summarize(ramdocs, results, methods=["quiet", "loud"], questions=questions)["methods"]
@@ -106,41 +107,42 @@ def test_cli_errors_name_the_problem(tmp_path):
     done = _cli("evaluate", "--dataset", "sample_data/ramdocs_dev", "--gold", tmp_path / "none.csv", "--methods",
                 "no_rag", "--out", tmp_path / "ev")
     assert done.returncode == 2 and "none.csv: no such file" in done.stderr
-    LabelStore(tmp_path / "l.db").save(LabelDraft(dataset="other", question_id="q", answers=["a"], analyst="a"))
+    LabelStore(tmp_path / "l.db").save(LabelDraft(dataset="other@000000000000", question_id="q", answers=["a"],
+                                                  analyst="a"))
     done = _cli("evaluate", "--dataset", "sample_data/ramdocs_dev", "--gold", tmp_path / "l.db", "--methods",
                 "no_rag", "--out", tmp_path / "ev")
     assert done.returncode == 2 and "no label for a question of ramdocs_dev" in done.stderr
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"dataset": "ramdocs_dev"}\n')
     done = _cli("labels", "import", bad, "--labels", tmp_path / "l.db")
-    assert done.returncode == 2 and f"{bad}:1: question_id: Field required" in done.stderr
+    assert done.returncode == 2 and f"{bad}:1: question_id: missing (required)" in done.stderr
     good = tmp_path / "good.jsonl"
     good.write_text(render(LabelStore(tmp_path / "l.db").versions(), "jsonl"))
     done = _cli("labels", "import", good, "--labels", tmp_path / "m.db", "--dataset", "sample_data/ramdocs_dev")
-    assert done.returncode == 2 and "holds labels of other, not only ramdocs_dev" in done.stderr
+    assert done.returncode == 2 and f"holds labels of other@000000000000, not only {KEY}" in done.stderr
     done = _cli("labels", "info", "--labels", "postgresql://cl:pw-123@127.0.0.1:1/x")
     assert done.returncode == 2 and "cannot open the label store" in done.stderr and "pw-123" not in done.stderr
 
 
 def test_import_and_info_from_the_command_line(tmp_path):
     src = LabelStore(tmp_path / "a.db")
-    src.save(LabelDraft(dataset="ramdocs_dev", question_id="ramdocs-0001", answers=["x"], analyst="ana"))
+    src.save(LabelDraft(dataset=KEY, question_id="ramdocs-0001", answers=["x"], analyst="ana"))
     path = tmp_path / "a.csv"
     path.write_text(render(src.versions(), "csv"))
     done = _cli("labels", "import", path, "--labels", tmp_path / "b.db", "--dataset", "sample_data/ramdocs_dev")
     assert done.returncode == 0 and "added 1, already there 0" in done.stdout, done.stderr
     env = {**__import__("os").environ, "CONFLICTLENS_LABELS": str(tmp_path / "b.db")}
     done = _cli("labels", "info", env=env)
-    assert done.returncode == 0 and "ramdocs_dev: 1 question(s) labelled, 1 version(s); ana 1" in done.stdout
+    assert done.returncode == 0 and f"{KEY}: 1 question(s) labelled, 1 version(s); ana (self-declared) 1" in done.stdout
 
 
 def test_labels_used_as_gold_never_reach_a_model(ramdocs, tmp_path):
     canary = "zq-label-canary-4417"
     store = LabelStore(tmp_path / "l.db")
     for q in ramdocs.questions[:2]:
-        store.save(LabelDraft(dataset="ramdocs_dev", question_id=q.id, answers=[f"{canary} answer"],
+        store.save(LabelDraft(dataset=KEY, question_id=q.id, answers=[f"{canary} answer"],
                               wrong_documents=[q.documents[0].id], note=f"{canary} note", analyst=canary))
-    questions, _ = apply_gold(ramdocs, store.latest("ramdocs_dev"))
+    questions, _ = apply_gold(ramdocs, store.latest(KEY))
     assert canary in json.dumps([q.model_dump() for q in questions])  # the check below is not empty
     runner = Runner(ramdocs, llm=LLMConfig(model="scripted/echo", cache_mode="off"))
     with scripted({"*": lambda fields: json.dumps(fields)}) as model:

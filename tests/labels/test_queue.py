@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from backend.labels import LabelDraft, LabelStore
+from backend.labels import LabelDraft, LabelStore, dataset_key
 from backend.labels.queue import ABSTAINED, build_queue, case_for, entropy, filter_cases, progress
 from backend.schema import Dataset, Document, DocLabel, MethodResult, Question
 
@@ -61,8 +61,8 @@ def test_filters_use_the_label_when_there_is_one(tmp_path):
     queue = build_queue(ds, results, ["m1", "m2"])
     store = LabelStore(tmp_path / "l.db")
     store.save(LabelDraft(dataset="t", question_id="q2", answers=["Paris"], conflict_type="ambiguity",
-                          analyst="ana"))
-    labels = store.latest("t")
+                          analyst="ana"), dataset=ds)
+    labels = store.latest(dataset_key(ds))
     assert [c.id for c in filter_cases(queue, labels, labelled="unlabelled")] == ["q1"]
     assert [c.id for c in filter_cases(queue, labels, labelled="labelled")] == ["q2"]
     assert [c.id for c in filter_cases(queue, labels, conflict_type="misinformation")] == ["q1"]

@@ -8,12 +8,18 @@ import sqlalchemy as sa
 
 from backend.labels import ANY, LabelConflict, LabelDraft, LabelError, LabelStore, LabelStoreError
 from backend.labels.files import read_labels, render
+from backend.data import load_dataset
+from backend.labels import dataset_key
 from backend.labels.store import current_revision, head_revision, migrate
 from backend.methods import METHODS
+from backend.paths import SAMPLE_DATA
+
+#: The identity ramdocs_dev's labels are kept under (its name and content hash, backend.labels.identity).
+KEY = dataset_key(load_dataset(SAMPLE_DATA / "ramdocs_dev"))
 
 
 def draft(qid="ramdocs-0001", **kw) -> LabelDraft:
-    return LabelDraft(**{"dataset": "ramdocs_dev", "question_id": qid, "answers": ["3,559 people"],
+    return LabelDraft(**{"dataset": KEY, "question_id": qid, "answers": ["3,559 people"],
                          "analyst": "ana", **kw})
 
 
@@ -22,10 +28,10 @@ def test_save_then_edit_keeps_every_version(store):
     assert (first.version, first.supersedes, first.created_at.utcoffset().total_seconds()) == (1, None, 0)
     second = store.save(draft(answers=["3,559"], analyst="ben"), expected=first.uid)
     assert (second.version, second.supersedes) == (2, first.uid)
-    history = store.history("ramdocs_dev", "ramdocs-0001")
+    history = store.history(KEY, "ramdocs-0001")
     assert [h.uid for h in history] == [first.uid, second.uid]
     assert history[0] == first  # the first version is still exactly what was saved
-    assert store.latest("ramdocs_dev") == {"ramdocs-0001": second}
+    assert store.latest(KEY) == {"ramdocs-0001": second}
     assert store.count() == 2 and store.count("other") == 0
 
 
@@ -63,7 +69,7 @@ def test_labels_of_one_question_from_many_threads_get_distinct_versions(store):
     for t in threads:
         t.join()
     assert not errors, errors
-    history = store.history("ramdocs_dev", "ramdocs-0001")
+    history = store.history(KEY, "ramdocs-0001")
     assert [h.version for h in history] == list(range(1, 41))
     assert all(h.supersedes == prev.uid for prev, h in zip(history, history[1:]))
 
@@ -76,7 +82,7 @@ def test_labels_of_one_question_from_many_threads_get_distinct_versions(store):
     (dict(unanswerable=True), "either unanswerable or has accepted answers, not both"),
     (dict(analyst="  "), "say who labels"),
     (dict(wrong_documents=["nope"]), "the question has no document 'nope'"),
-    (dict(best_method="oracle"), "'oracle' is not a method"),
+    (dict(best_method="oracle"), "best_method: not one of the methods"),
     (dict(dataset="multisource"), "the label is for dataset 'multisource', not 'ramdocs_dev'"),
 ])
 def test_bad_labels_are_refused_with_a_clear_message(store, ramdocs, bad, message):
@@ -121,7 +127,7 @@ def test_an_import_is_all_or_nothing(store, ramdocs, tmp_path):
 
 
 def test_the_schema_is_at_the_newest_revision_and_migrations_go_both_ways(store):
-    assert current_revision(store.engine) == head_revision() == "0001"
+    assert current_revision(store.engine) == head_revision() == "0002"
     from alembic import command
 
     from backend.labels.store import _alembic_config
@@ -164,8 +170,8 @@ def test_readers_do_not_queue_behind_a_writer_on_sqlite(tmp_path):
     writer.execute("BEGIN IMMEDIATE")  # another process holds the write lock (the page re-reads every 5 s)
     try:
         start = time.monotonic()
-        assert list(store.latest("ramdocs_dev")) == ["ramdocs-0001"] and store.count() == 1
-        assert len(store.history("ramdocs_dev", "ramdocs-0001")) == 1
+        assert list(store.latest(KEY)) == ["ramdocs-0001"] and store.count() == 1
+        assert len(store.history(KEY, "ramdocs-0001")) == 1
         assert time.monotonic() - start < 5  # the busy timeout is 60 s: a queued reader would wait for it
     finally:
         writer.execute("ROLLBACK")

@@ -6,11 +6,14 @@ import sys
 
 from backend.labels import ANY, LabelDraft, LabelStore
 
+#: A dataset identity (name@content hash, backend.labels.identity) no dataset is needed for.
+DATASET = "load@000000000000"
+
 
 def main(where: str, n: int, analyst: str) -> None:
     store = LabelStore(where)
     for i in range(n):
-        label = store.save(LabelDraft(dataset="load", question_id=f"q{i % 50:02d}", answers=[f"{analyst} {i}"],
+        label = store.save(LabelDraft(dataset=DATASET, question_id=f"q{i % 50:02d}", answers=[f"{analyst} {i}"],
                                       analyst=analyst, note="n" * 200), expected=ANY)
         print(label.uid, flush=True)
 

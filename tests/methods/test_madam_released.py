@@ -92,7 +92,7 @@ def test_trace_file_errors_are_clear(ramdocs, tmp_path, row):
 def test_a_non_utf8_file_is_a_trace_file_error(ramdocs, tmp_path):
     bad = tmp_path / "latin1.jsonl"
     bad.write_bytes(b'{"round1": {}}\n{"final_aggregation": "caf\xe9"}\n')
-    with pytest.raises(TraceFileError, match=r"latin1.jsonl:2: not UTF-8 text \(byte 0xe9 at column 27\)"):
+    with pytest.raises(TraceFileError, match=r"latin1.jsonl:2: not UTF-8 text \(at column 27\)"):
         load_trace_file(bad, ramdocs.question("@1"))
 
 

@@ -1,0 +1,129 @@
+"""Sign-in for teams: Streamlit's own ``st.login`` / ``st.user`` / ``st.logout`` against the OpenID Connect provider
+whoever runs the server names in the ``[auth]`` table of .streamlit/secrets.toml (Streamlit reads that table itself:
+redirect_uri, cookie_secret, client_id, client_secret, server_metadata_url). Without ``[auth]`` nothing changes:
+no sign-in, and the Label page's analyst is a name the user types (marked self-declared).
+
+With ``[auth]`` a visitor who is not signed in sees the sign-in page only, whatever the link: ``require`` stops the
+script before the navigation, the sidebar or any page runs (Streamlit always runs app.py first, deep links too).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import streamlit as st
+
+from components.session.deployment import secrets_table
+
+AUTH_TABLE = "auth"
+#: What Streamlit's st.login needs in [auth] (or, for a named provider, in [auth.NAME]); checked here first so a
+#: half-written table stops the app with one line instead of failing when the button is pressed.
+SHARED_KEYS = ("redirect_uri", "cookie_secret")
+PROVIDER_KEYS = ("client_id", "client_secret", "server_metadata_url")
+
+
+@dataclass(frozen=True)
+class Identity:
+    """Who is signed in: ``analyst`` is stored with the labels they save (the email, else the OIDC subject, else
+    the name: a stable claim of the provider's, never typed); ``shown`` is what the sidebar says."""
+    analyst: str
+    shown: str
+
+
+def identity_of(user: Mapping[str, Any]) -> Identity | None:
+    """The identity in ``st.user``'s claims (None when not signed in, or when the provider sent no usable claim).
+    An email the provider says it has not verified (``email_verified`` false) is not taken: anyone could claim it."""
+    if not user.get("is_logged_in"):
+        return None
+    email, sub, name = (str(user.get(k) or "").strip() for k in ("email", "sub", "name"))
+    if user.get("email_verified") is False or str(user.get("email_verified")).lower() == "false":
+        email = ""
+    analyst = email or sub or name
+    if not analyst:
+        return None
+    shown = f"{name} ({email})" if name and email and name != email else name or email or sub
+    return Identity(analyst=analyst, shown=shown)
+
+
+def configured(auth: Mapping[str, Any] | None = None) -> bool:
+    """Whether whoever runs the server configured sign-in (an ``[auth]`` table in the secrets)."""
+    return bool(secrets_table(AUTH_TABLE) if auth is None else auth)
+
+
+def missing_settings(auth: Mapping[str, Any]) -> list[str]:
+    """The ``[auth]`` keys st.login needs and the table lacks (the default provider's, or each named one's)."""
+    missing = [k for k in SHARED_KEYS if not auth.get(k)]
+    named = {name: dict(v) for name, v in auth.items() if hasattr(v, "keys")}
+    if named:
+        missing += [f"{name}.{k}" for name, section in named.items() for k in PROVIDER_KEYS if not section.get(k)]
+    else:
+        missing += [k for k in PROVIDER_KEYS if not auth.get(k)]
+    return missing
+
+
+def providers(auth: Mapping[str, Any]) -> list[str | None]:
+    """The providers a visitor may sign in with: the named ``[auth.NAME]`` sections, else the default (None)."""
+    named = [name for name, v in auth.items() if hasattr(v, "keys")]
+    return named or [None]
+
+
+def current() -> Identity | None:
+    """The signed-in identity of this session (None without ``[auth]`` or before sign-in)."""
+    if not configured():
+        return None
+    return identity_of(st.user.to_dict())
+
+
+def require() -> Identity | None:
+    """With ``[auth]``: the signed-in identity, else the sign-in page and ``st.stop()`` (nothing else is drawn).
+    Without ``[auth]``: None, and the app runs as before."""
+    auth = secrets_table(AUTH_TABLE)
+    if not configured(auth):
+        return None
+    if missing := missing_settings(auth):
+        st.error(f"This server's sign-in is not set up: [auth] in .streamlit/secrets.toml lacks "
+                 f"{', '.join(missing)}. Whoever runs the server fixes it.", icon=":material/error:")
+        st.stop()
+    if importlib.util.find_spec("authlib") is None:
+        st.error("This server's sign-in needs Authlib, which is not installed: `pip install -r requirements.txt`.",
+                 icon=":material/error:")
+        st.stop()
+    who = identity_of(st.user.to_dict())
+    if who is not None:
+        return who
+
+    def sign_in() -> None:
+        _sign_in_page(auth)
+
+    # the only page (hidden): without a navigation Streamlit lists the pages/ folder in the sidebar, and any link
+    # (/debate?dataset=...) resolves to this one page
+    st.navigation([st.Page(sign_in, title="Sign in", default=True)], position="hidden").run()
+    st.stop()
+    return None  # not reached
+
+
+def _sign_in_page(auth: Mapping[str, Any]) -> None:
+    st.title("ConflictLens")
+    st.write("This server is shared by a team: sign in, so that what you do here, and every label you save, "
+             "carries who you are.")
+    if st.user.get("is_logged_in"):  # signed in, but the provider sent no email, subject or name
+        st.error("The sign-in provider sent no email, subject or name for this account; ask whoever runs the "
+                 "server.", icon=":material/error:")
+    for provider in providers(auth):
+        label = "Sign in" if provider is None else f"Sign in with {provider}"
+        if st.button(label, type="primary", key=f"signin.{provider or 'default'}"):
+            st.login(*([provider] if provider else []))
+
+
+def render_sidebar(who: Identity | None) -> None:
+    """Who is signed in and the Sign out button, at the foot of the sidebar (nothing without sign-in)."""
+    if who is None:
+        return
+    box = st.sidebar.container(border=True)
+    box.text(f"Signed in as {who.shown}")  # the provider's claims: data, never Markdown
+    if box.button("Sign out", key="signin.logout", icon=":material/logout:"):
+        st.logout()
+
