@@ -6,7 +6,8 @@ from pathlib import Path
 import streamlit as st
 
 from backend import warmup
-from components.session import deployment, sidebar, signin
+from components import layout
+from components.session import deployment, present, sidebar, signin
 from components.session.state import keep_widget_state
 from components.session.views import navigation_pages
 
@@ -15,6 +16,7 @@ from components.session.views import navigation_pages
 # which use the font bundled with Streamlit), so offline the tab had no icon and every page load went to Google.
 ICON = Path(__file__).resolve().parent / "components" / "assets" / "icon.png"  # a 64×64 magnifier drawn with Pillow
 st.set_page_config(page_title="ConflictLens", page_icon=ICON, layout="wide")
+layout.inject(st)  # components/assets/layout.css: text wraps between words, rows of cards wrap (laptop screens)
 
 # Every page, grouped as the user thinks (Question / Methods / Data / Evaluate), comes from the view registry
 # (components/views.py); a method's page from its own components module, or the generic method page.
@@ -26,6 +28,7 @@ navigation = st.navigation(navigation_pages())
 keep_widget_state()
 sidebar.render()
 signin.render_sidebar(who)
+present.render()  # the truth overlay and presentation mode: one setting each, kept in the link
 try:
     navigation.run()
 finally:  # once the first page is drawn (or stopped): load what a first run needs while the user looks

@@ -36,7 +36,7 @@ from components.views import View
 NONE = "—"
 IDK_ABSTAINED = "I don't know (abstained)"
 SNIPPET_CHARS = 140
-INFERRED = "inferred (docs/methods/bridge.md §8.1)"
+INFERRED = "our reading"  # docs/methods/bridge.md §8.1: the paper's Figure 2 is missing
 YES, NO = "✓", "✗"
 OUTCOMES = ("FA", "FI", "FE", "RA", "REFLECT")
 STRATEGY = {"FA": "integrate all", "FI": "trust internal", "FE": "trust external", "RA": "refuse",
@@ -53,7 +53,8 @@ AGGREGATION = {"S1": "one pair", "S2": "mean over K_gen of score(g, K_int)", "S3
 NO_INTERNAL = "None: the model had no internal knowledge (closed-book reply \"I don't know\"), so S1 = S2 = 0."
 TREE_TITLE = "Maximum Soft-bias Decision Tree"
 PHASE_TITLE = "Phase map: which leaf the tree picks for r_p and D = S3 − S2 (S1 = S4 = 0)"
-SQUARE_TITLE = f"S1–S4 between the four knowledge sets (pair mapping {INFERRED})"
+#: two lines: on one, the title is wider than the chart on a 1024 px laptop (issue 27)
+SQUARE_TITLE = f"S1–S4 between the four knowledge sets<br>(pairs: {INFERRED})"
 BIAS_TITLE = "Soft bias"
 
 
@@ -298,7 +299,7 @@ def square_figure(cycle: BridgeCycle, trace: BridgeTrace) -> go.Figure:
                              mode="markers+text", text=labels, textposition="middle center", showlegend=False,
                              marker=dict(size=70, color=[SQUARE_COLORS[n] for n in names], opacity=0.9),
                              textfont=dict(color="white", size=12), hoverinfo="skip"))
-    fig.update_layout(title=SQUARE_TITLE, height=380, margin=dict(t=TITLE_PX, b=20, l=20, r=20),
+    fig.update_layout(title=SQUARE_TITLE, height=400, margin=dict(t=TITLE_PX + 20, b=20, l=20, r=20),
                       plot_bgcolor="rgba(0,0,0,0)")
     fig.update_xaxes(visible=False, range=[-0.3, 1.3])
     fig.update_yaxes(visible=False, range=[-0.3, 1.3])
@@ -632,7 +633,7 @@ def render_knowledge(st, trace: BridgeTrace, question: Question) -> None:
     with left.container(border=True):
         with st.container(horizontal=True):
             st.badge("K_int: internal", color="violet")
-            st.caption("the model's closed-book passage (our prompt, docs/methods/bridge.md §8.14)")
+            st.caption("the model's closed-book passage (our prompt: the paper's own needs the gold answer)")
         if trace.k_int_idk:
             st.info(NO_INTERNAL)
         else:
@@ -679,7 +680,7 @@ def render_cycle(st, cycle: BridgeCycle, trace: BridgeTrace, page: str) -> None:
     left, right = st.columns([3, 2])
     left.plotly_chart(square_figure(cycle, trace), key=f"{page}.square.{cycle.cycle}")
     right.dataframe(scores_frame(cycle, trace), hide_index=True)
-    right.caption(f"Pair mapping {INFERRED}: the paper's Figure 2 is missing.")
+    right.caption(f"Which pair each score compares is {INFERRED}: the paper's figure of it is missing.")
     st.text("\n".join(t_lines(cycle, trace)))
     st.plotly_chart(tree_figure(cycle, trace, f"{TREE_TITLE}: {cycle_label(cycle, trace).lower()}"),
                     key=f"{page}.tree.{cycle.cycle}")
@@ -689,7 +690,7 @@ def render_cycle(st, cycle: BridgeCycle, trace: BridgeTrace, page: str) -> None:
 
 def render_phase(st, trace: BridgeTrace, page: str) -> None:
     st.subheader("Phase map")
-    st.caption("The derived view of docs/methods/bridge.md §3 ([ours]): once N0 finds a conflict, only r_p and "
+    st.caption("A view derived from the method (not in the paper): once N0 finds a conflict, only r_p and "
                "D = S3 − S2 decide.")
     st.plotly_chart(phase_figure(trace), key=f"{page}.phase")
     st.text(phase_note(trace))

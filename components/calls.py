@@ -77,7 +77,8 @@ def cost_line(calls: list[LLMCall]) -> str:
 
 def render_call(st, call: LLMCall) -> None:
     """One call verbatim: who made it, each prompt message, the response (or the error). Text as code blocks."""
-    st.caption(f"{md(call.method or '—')} · {md(call.step)} · task {md(call.task)} · {md(call.model)} · "
+    who = SPECS[call.method].title if call.method in SPECS else call.method or "—"
+    st.caption(f"{md(who)} · {md(call.step)} · task {md(call.task)} · {md(call.model)} · "
                f"{'cache hit' if call.cache_hit else f'{call.latency_s:.3f} s'} · parents: "
                f"{md(', '.join(call.parents) or 'none')}")
     for message in call.messages:

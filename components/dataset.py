@@ -24,9 +24,10 @@ def question_table(ds: Dataset) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["id", "question", "documents", "sources"])
 
 
-def question_label(q: Question) -> str:
-    """How a question appears in the picker: id and text (searchable by either)."""
-    return f"{q.id} — {q.question}"
+def question_label(q: Question, mark: str = "") -> str:
+    """How a question appears in the picker: its mark first when it has one (``backend.cases.mark``: "≠3 ✓ 1/7"),
+    then id and text (searchable by either)."""
+    return f"{mark} · {q.id} — {q.question}" if mark else f"{q.id} — {q.question}"
 
 
 def documents_by_source(q: Question) -> dict[str, list[Document]]:

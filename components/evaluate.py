@@ -22,14 +22,14 @@ from plotly.subplots import make_subplots
 from backend.exports import frame_csv
 from backend.llm.pricing import is_free, usd
 from backend.outputs import Evaluation
-from backend.report.compare import agree
+from backend.agreement import agree, disagree
 from backend.report.layout import (AXIS_TITLE_PX, count_axis, every_category, legend_above, no_data,
                                    size_heatmap)
 from backend.report.palette import VERDICT_COLORS, method_color
 from backend.report.text import plural
 from backend.schema import Dataset, MethodResult
 from backend.schema.summary import MethodSummary, Summary
-from backend.scoring import predicted, verdict
+from backend.scoring import verdict
 
 Pair = tuple[str, str]
 
@@ -39,7 +39,7 @@ NOT_RUN = "not run"
 NA = "n/a"          # a metric with nothing to compute it from (no scored row)
 NOT_APPLICABLE = "—"  # a metric that does not apply (risk for a method that never abstains)
 
-FILTERS = {"all": "all questions", "disagree": "methods disagree (answers differ)",
+FILTERS = {"all": "all questions", "disagree": "methods disagree (answer sets differ)",
            "all_wrong": "all wrong (no method correct)", "one_right": "one method right (exactly one correct)"}
 SLICE_LABELS = {"mix": "evidence mix (a question can be in several)", "scenario": "scenario",
                 "documents": "number of documents"}
@@ -222,15 +222,15 @@ def cost_figure(summary: Summary) -> go.Figure:
 def agreement_counts(results: dict[Pair, MethodResult], methods: list[str], question_ids: list[str]
                      ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """For each pair of methods: the questions where both have a result without error (``compared``) and the
-    share of them where their answers agree (``backend.report.compare.agree``: a matching answer, or both abstain);
-    NaN where nothing could be compared."""
+    share of them where they agree (``backend.agreement.agree``: the same answer set, abstaining counts as an
+    answer); NaN where nothing could be compared."""
     share = pd.DataFrame(math.nan, index=methods, columns=methods, dtype=float)
     compared = pd.DataFrame(0, index=methods, columns=methods, dtype=int)
     for a in methods:
         for b in methods:
             votes = [agree(results[(q, a)], results[(q, b)]) for q in question_ids
                      if (q, a) in results and (q, b) in results]
-            votes = [v for v in votes if not math.isnan(v)]
+            votes = [float(v) for v in votes if v is not None]
             compared.loc[a, b] = len(votes)
             if votes:
                 share.loc[a, b] = sum(votes) / len(votes)
@@ -284,8 +284,8 @@ def answers_text(result: MethodResult | None) -> str:
 def question_frame(ev: Evaluation, link_dataset: str | None = None) -> pd.DataFrame:
     """One row per question: id, text, per method its verdict (``backend.scoring.verdict``) and answers, how many
     methods are right (verdict correct / correct + extras: strict EM; empty without gold answers), whether the
-    answers of the methods that gave one differ (``compare.agree`` on some pair is 0; abstentions and errors aside)
-    and a link to Inspect."""
+    methods disagree (``backend.agreement.disagree``: more than one answer set among the methods that ran without
+    error; abstaining is an answer of its own) and a link to Inspect."""
     methods = ev.methods
     rows = []
     for q in ev.questions:
@@ -295,10 +295,8 @@ def question_frame(ev: Evaluation, link_dataset: str | None = None) -> pd.DataFr
         row["question"] = q.question
         ran = {m: ev.results.get((q.id, m)) for m in methods}
         verdicts = {m: verdict(r, q) if r is not None else NOT_RUN for m, r in ran.items()}
-        answered = [r for r in ran.values() if r is not None and not r.error and not r.abstained
-                    and predicted(r.answers)]
         row["right"] = sum(v in RIGHT for v in verdicts.values()) if q.gold_answers else None
-        row["differ"] = any(agree(a, b) == 0 for i, a in enumerate(answered) for b in answered[i + 1:])
+        row["differ"] = disagree({m: r for m, r in ran.items() if r is not None})
         for m in methods:
             row[m] = verdicts[m]
             row[f"{m} answers"] = answers_text(ran[m])
@@ -323,7 +321,7 @@ def verdict_styled(frame: pd.DataFrame, methods: list[str]):
 
 
 def filter_questions(frame: pd.DataFrame, how: str) -> pd.DataFrame:
-    """``how`` (a key of ``FILTERS``): all, methods disagree (answers differ), all wrong (no method right, the
+    """``how`` (a key of ``FILTERS``): all, methods disagree (``backend.agreement``), all wrong (no method right, the
     question has gold answers), exactly one method right."""
     if frame.empty or how == "all":
         return frame
@@ -403,9 +401,8 @@ def render_summary(st, ev: Evaluation, page: str) -> None:
         cols[0].plotly_chart(agreement_figure(ev.results, ev.methods, [q.id for q in ev.questions]),
                              key=f"{page}.agreement")
         cols[1].caption("Each cell: the share of questions, among those where both methods ran without error, on "
-                        "which their answers match (`backend.report.compare.agree`: a matching answer, or both "
-                        "abstain), and how many questions that is. A method that abstains often agrees with nothing "
-                        "that answers.")
+                        "which they agree (the same answer set; abstaining counts as an answer), and how many "
+                        "questions that is. A method that abstains often agrees with nothing that answers.")
 
 
 def render_questions(st, ev: Evaluation, page: str, link_dataset: str | None) -> pd.DataFrame | None:
@@ -420,9 +417,9 @@ def render_questions(st, ev: Evaluation, page: str, link_dataset: str | None) ->
     config = {"inspect": st.column_config.LinkColumn("inspect", display_text="open ↗", width="small",
                                                      help="This question on the Inspect page (new tab)"),
               "right": st.column_config.NumberColumn("right", help="methods whose verdict is correct (strict EM)"),
-              "differ": st.column_config.CheckboxColumn("differ", help="the methods that answered (abstentions "
-                                                                       "and errors aside) give answers that do "
-                                                                       "not match")}
+              "differ": st.column_config.CheckboxColumn("differ", help="the methods give different answer sets "
+                                                                       "(abstaining counts as an answer; failed "
+                                                                       "runs aside)")}
     st.dataframe(verdict_styled(shown, ev.methods), hide_index=True, column_config=config,
                  height=min(600, 38 + 35 * max(len(shown), 1)))
     st.caption("Verdicts from backend.scoring: correct (every gold answer, nothing else), correct + extras (strict EM "

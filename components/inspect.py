@@ -3,6 +3,7 @@ shaped in ``backend.report.compare``, which the HTML report shares."""
 
 from __future__ import annotations
 
+from backend.methods import SPECS
 from backend.report.compare import tokens
 from backend.report.palette import VERDICT_COLORS
 from backend.report.text import duration, plural
@@ -11,11 +12,15 @@ from backend.scoring import verdict
 from components.failures import column_text
 
 def render_column(parent, name: str, result: MethodResult | None, question: Question, show_truth: bool,
-                  details=None) -> None:
+                  details=None, describe: bool = False) -> None:
     """One method's column inside ``parent`` (a column or placeholder container); ``details``: the page its
-    "details" link opens (a page file or ``st.Page``, from the view registry), None for no link."""
+    "details" link opens (a page file or ``st.Page``, from the view registry), None for no link; ``describe``:
+    a line on what the method does under its name (presentation mode)."""
     box = parent.container(border=True)
-    box.markdown(f"**{name}**")  # our method name, not data
+    spec = SPECS.get(name)
+    box.markdown(f"**{spec.title if spec else name}**")  # the registry's display name, not data
+    if describe and spec:
+        box.caption(spec.description[:1].upper() + spec.description[1:] + ".")
     if result is None:
         box.caption("running…")
         return

@@ -21,6 +21,7 @@ from backend.labels.location import StoreChoices
 from backend.labels.model import CONFLICT_TYPES, MAX_NOTE, Label, LabelDraft
 from backend.labels.queue import ABSTAINED, Case
 from backend.labels.store import LabelStoreError, store_url
+from backend.methods import SPECS
 from backend.report.text import plural
 from backend.schema import Question
 
@@ -30,8 +31,8 @@ SECRET = location.LEGACY_SECRET
 LABELLED = {"unlabelled": "unlabelled", "labelled": "labelled", "all": "all"}
 ANY = ""  # the "no filter" / "no best method" choice of a select box
 #: Keyboard shortcuts of the form's buttons (Streamlit fires modified keys even while the focus is in a text box).
-#: Save has none of its own: Ctrl+Enter in a text box already submits the form, and a button shortcut on the same
-#: keys submitted it twice (the second save went through on top of the version the first one's refusal loaded).
+#: The form is no ``st.form`` (its fields reach the server as they change, so a draft survives a page switch):
+#: Ctrl+Enter is Save's own shortcut, and a text box's Ctrl+Enter only commits its text first.
 SHORTCUTS = {"save": "Ctrl+Enter", "previous": "Alt+P", "skip": "Alt+S", "next": "Alt+N"}
 FORM_FIELDS = ("picked", "typed", "unanswerable", "conflict_type", "wrong_documents", "wrong_sources",
                "best_method", "note")
@@ -243,7 +244,8 @@ def render_case(st, case: Case, show_truth: bool, inspect_url: str | None, page:
             row[0].caption(answer.strip("()"))
         else:
             row[0].text(answer)
-        row[1].caption(", ".join(md(m) + (" ✗" if show_truth and m in case.wrong else "") for m in methods))
+        row[1].caption(", ".join(md(SPECS[m].title if m in SPECS else m) + (" ✗" if show_truth and m in case.wrong else "")
+                                 for m in methods))
     if show_truth:
         st.caption("Gold answers (the dataset's truth) · ✗: the method gives none of them")
         st.text("; ".join(q.gold_answers) or "—")
@@ -285,7 +287,7 @@ def render_form(st, case: Case, values: FormValues, keys: dict[str, str], method
     q = case.question
     docs = document_choices(q)
     types = list(CONFLICT_TYPES)
-    with st.form(f"{page}.form", border=True, enter_to_submit=True):
+    with st.container(border=True, key=f"{page}-form"):
         st.multiselect("Accepted answers", case.candidates(), default=values.picked, key=keys["picked"],
                        placeholder="pick among the methods' answers",
                        help="Every answer a method gave, once. Answers no method gave go in the box below.")
@@ -300,15 +302,17 @@ def render_form(st, case: Case, values: FormValues, keys: dict[str, str], method
         st.multiselect("Wrong sources", source_choices(q), default=values.wrong_sources, key=keys["wrong_sources"],
                        placeholder="none")
         options = [ANY] + methods
-        st.selectbox("Best method", options, format_func=lambda m: m or "none",
+        st.selectbox("Best method", options,
+                     format_func=lambda m: (SPECS[m].title if m in SPECS else m) if m else "none",
                      index=options.index(values.best_method) if values.best_method in options else 0,
                      key=keys["best_method"])
         st.text_area("Note", value=values.note, max_chars=MAX_NOTE, key=keys["note"], height=90)
         with st.container(horizontal=True):  # sized to their labels and shortcut hints, wrapping when narrow
-            st.form_submit_button("Save & next", type="primary", on_click=on_save, key=f"{page}.save")
+            st.button("Save & next", type="primary", on_click=on_save, key=f"{page}.save",
+                      shortcut=SHORTCUTS["save"])
             for move in ("previous", "skip", "next"):
-                st.form_submit_button(move.capitalize(), on_click=on_move, args=(move,), key=f"{page}.{move}",
-                                      shortcut=SHORTCUTS[move])
-    st.caption(f"Keys: {SHORTCUTS['save']} in a text box: save & next · {SHORTCUTS['previous']} previous · "
+                st.button(move.capitalize(), on_click=on_move, args=(move,), key=f"{page}.{move}",
+                          shortcut=SHORTCUTS[move])
+    st.caption(f"Keys: {SHORTCUTS['save']} save & next · {SHORTCUTS['previous']} previous · "
                f"{SHORTCUTS['skip']} skip · {SHORTCUTS['next']} next (Cmd / Option on a Mac). Skip passes the case "
                "over for this session; Next only moves on.")

@@ -246,7 +246,8 @@ def render_question(st, result: MethodResult, ds: Dataset, question: Question, s
         st.info(note)
     st.text(f"Weights: {t.weights_note}")
     for note in t.notes:
-        st.text(f"Note: {note}")
+        if note != t.weights_note:  # the method also files its weighting note among the notes: say it once
+            st.text(f"Note: {note}")
     if show_truth:
         st.text(f"Gold answers: {'; '.join(question.gold_answers) or '—'}")
     st.subheader("Per-source answers")

@@ -49,6 +49,7 @@ class View:
 # every method over a whole dataset.
 APP_VIEWS = (
     View("Inspect", ":material/compare:", "inspect", "pages/inspect.py", "Question", default=True),
+    View("Cases", ":material/lightbulb:", "cases", "pages/cases.py", "Question"),
     View("What-if", ":material/science:", "whatif", "pages/whatif.py", "Question"),
     View("Dataset", ":material/dataset:", "dataset", "pages/dataset.py", "Data"),
     View("Model calls", ":material/call_log:", "calls", "pages/calls.py", "Data"),

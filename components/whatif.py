@@ -13,6 +13,7 @@ import plotly.graph_objects as go
 
 from backend.report.layout import legend_above, no_data, size_heatmap
 from backend.report.palette import VERDICT_COLORS
+from backend.report.text import plural
 from backend.answer_text import mentions
 from backend.schema import MethodResult, Question
 from backend.whatif.attack import AttackPlan, outcome
@@ -115,10 +116,26 @@ def changes_frame(changes: list[MethodChange], show_truth: bool,
 
 
 def summary_line(changes: list[MethodChange]) -> str:
-    changed = [c.method for c in changes if c.changed]
-    if not changed:
-        return f"No method changed ({len(changes)} compared)."
-    return f"{len(changed)} of {len(changes)} methods changed: {', '.join(changed)}."
+    """The headline: answer changes (the answer set differs, ``backend.agreement``) counted apart from reasoning
+    changes (the same answer set, some key trace fact differs) and from runs that failed on one side only."""
+    n = len(changes)
+    answer = [c.method for c in changes if c.answer_changed]
+    reasoned = [c.method for c in changes if c.reasoning_changed]
+    failed = [c.method for c in changes if c.failed]
+    if answer:
+        head = (f"{len(answer)} of {plural(n, 'method')} changed {'its' if len(answer) == 1 else 'their'} answer "
+                f"({', '.join(answer)})")
+    else:
+        head = f"No method changed its answer ({n} compared)"
+    parts = [head]
+    if reasoned:
+        more = " more" if answer else ""
+        parts.append(f"{len(reasoned)}{more} reasoned differently to the same answer ({', '.join(reasoned)})")
+    if failed:
+        parts.append(f"{len(failed)} failed on one side ({', '.join(failed)})")
+    if not reasoned and not failed and not answer:
+        return f"No method changed its answer or its reasoning ({n} compared)."
+    return "; ".join(parts) + "."
 
 
 #: Badge colour per outcome (``backend.whatif.attack.Outcome.label``, or "error").

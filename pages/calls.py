@@ -4,9 +4,11 @@ response of any one; the on-disk reply cache."""
 import streamlit as st
 
 from backend.report.text import plural
+from components.layout import card_columns
 from components import calls as view
 from components.safe import md
 from components.session.navigation import ensure_navigation
+from components.session.present import title
 from components.session.runs import call_cache, call_log
 from components.session.state import current_selection, init_page_state, key
 
@@ -23,7 +25,7 @@ if selection is not None:
                  help="Off: every call of this session, including dataset-level work such as RA-RAG's stage 1."):
         calls = view.for_question(every, selection.dataset.name, selection.question.id)
 numbers = view.summary(calls)
-for col, (label, value) in zip(st.columns(len(numbers)), numbers.items()):
+for col, (label, value) in zip(card_columns(st, len(numbers), "numbers"), numbers.items()):  # wrap, not cut
     col.metric(label, value)
 
 if not calls:
@@ -31,7 +33,8 @@ if not calls:
             if every else "No model calls yet in this session. Run methods on the Inspect page.")
 else:
     filters = st.columns(3)
-    methods = filters[0].multiselect("method", sorted({c.method or "—" for c in calls}), key=key(PAGE, "methods"))
+    methods = filters[0].multiselect("method", sorted({c.method or "—" for c in calls}), key=key(PAGE, "methods"),
+                                      format_func=title)
     steps = filters[1].multiselect("step", sorted({c.step for c in calls}), key=key(PAGE, "steps"))
     reads = filters[2].multiselect("read", view.READS, key=key(PAGE, "reads"),
                                    help="How the method's reader read the reply: exact (the format asked for), lenient "

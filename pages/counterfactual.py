@@ -13,6 +13,7 @@ from components.failures import render_failure, render_failures
 from components.read_status import render_read_status
 from components.safe import md
 from components.session.navigation import ensure_navigation
+from components.session.present import truth_toggle
 from components.session.progress import follow
 from components.session.run_block import run_block
 from components.session.runs import jobs, run_key, start_sweep
@@ -23,7 +24,7 @@ SWEEPS = key(PAGE, "sweeps")  # (run settings, strategies, questions) -> RiskSwe
 
 
 ensure_navigation()
-init_page_state(PAGE, {"show_truth": False, "strategies": list(FUSIONS), "limit": None})
+init_page_state(PAGE, {"strategies": list(FUSIONS), "limit": None})
 st.title("Risk (counterfactual prompting)")
 selection = require_selection(model_note=False)
 ds, question = selection.dataset, selection.question
@@ -34,9 +35,8 @@ st.header("This question")
 st.text(question.question)
 st.caption(f"{md(question.id)} · {plural(len(question.documents), 'document')} · model {md(selection.model.model)}")
 cols = st.columns([1, 3], vertical_alignment="center")
-show_truth = cols[1].toggle("Show ground truth", key=key(PAGE, "show_truth"),
-                            help="The label (A: the RAG answer is right, U: wrong), the fold and document types. "
-                                 "The method never sees them.")
+show_truth = truth_toggle(cols[1], help="The label (A: the RAG answer is right, U: wrong), the fold and "
+                                        "document types. The method never sees them.")
 # a run in flight goes on in the background whatever the user clicks: its progress, then the question view
 result = (run_block(selection, ["counterfactual"], "Asking the counterfactuals", PAGE, button=cols[0])
           or {}).get("counterfactual")

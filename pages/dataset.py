@@ -9,13 +9,13 @@ from components.dataset import hits_frame
 from components.documents import render_document
 from components.safe import md
 from components.session import progress, resources
+from components.session.present import truth_toggle
 from components.session.navigation import ensure_navigation
 from components.session.state import init_page_state, key, require_selection
 
 ensure_navigation()
 
 PAGE = "dataset"
-init_page_state(PAGE, {"show_truth": False})
 st.title("Dataset")
 selection = require_selection(model_note=False)
 
@@ -30,9 +30,8 @@ cols[3].metric("format", ds.format)
 for note in ds.notes:
     st.caption(f"Note: {md(note)}")
 
-show_truth = st.toggle("Show ground truth", key=key(PAGE, "show_truth"),
-                       help="Overlay document labels, gold/wrong answers and true source reliability. "
-                            "Methods never see these.")
+show_truth = truth_toggle(st, help="Overlay document labels, gold/wrong answers and true source reliability. "
+                                   "Methods never see these.")
 
 st.subheader("Selected question")
 st.text(question.question)

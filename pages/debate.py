@@ -9,13 +9,15 @@ from components.failures import render_failure
 from components.read_status import render_read_status
 from components.safe import md
 from components.session.navigation import ensure_navigation
+from components.session.present import truth_toggle
 from components.session.run_block import PRESS_RUN, run_block
 from components.session.state import init_page_state, key, require_selection
+from components.story import render_method_story
 
 PAGE = "debate"
 RUN, OPEN = "Run MADAM-RAG on this question", "Open a trace file"
 ensure_navigation()
-init_page_state(PAGE, {"source": RUN, "path": "", "line": 1, "show_truth": False})
+init_page_state(PAGE, {"source": RUN, "path": "", "line": 1})
 st.title("Debate (MADAM-RAG)")
 selection = require_selection(model_note=False)
 question = selection.question
@@ -53,8 +55,8 @@ if result.error or result.trace is None or result.trace.kind != "madam":
     st.stop()
 trace = result.trace
 render_read_status(st, result.calls)  # replies the debate could not read: an agent's or the aggregator's default
-show_truth = st.toggle("Show ground truth", key=key(PAGE, "show_truth"),
-                       help="Colour answers by gold / wrong and show document labels. Methods never see these.")
+show_truth = truth_toggle(st, help="Colour answers by gold / wrong and show document labels. Methods never see these.")
+render_method_story(st, selection, "madam", result, show_truth)  # the question's story, the debate's line
 st.text(view.status_line(trace))
 st.text(view.config_line(trace, result.calls))
 if trace.origin_note:

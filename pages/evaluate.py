@@ -17,6 +17,7 @@ from components.safe import md
 from components.session import attacks, evaluations, resources
 from components.session.cost import confirmed
 from components.session.navigation import ensure_navigation
+from components.session.present import title
 from components.session.progress import follow
 from components.session.state import init_page_state, key, require_selection
 
@@ -95,8 +96,8 @@ def _run_now() -> None:
     n = len(ds.questions)
     if st.session_state[key(PAGE, "limit")] > n:
         st.session_state[key(PAGE, "limit")] = n
-    cols = st.columns([6, 2, 2, 1], vertical_alignment="bottom")
-    methods = cols[0].multiselect("methods", AVAILABLE, key=key(PAGE, "methods"))
+    cols = st.columns([5, 2, 2, 1.5], vertical_alignment="bottom")  # Run fits at 1024 px
+    methods = cols[0].multiselect("methods", AVAILABLE, key=key(PAGE, "methods"), format_func=title)
     limit = cols[1].number_input(f"questions (the first N of {n})", 1, n, step=1, key=key(PAGE, "limit"))
     max_cost = cols[2].number_input("stop at US$ (0: no limit)", min_value=0.0, step=0.5, format="%.2f",
                                     key=key(PAGE, "max_cost"), disabled=is_free(selection.model.model),

@@ -1,5 +1,5 @@
-"""Label: a review queue of the questions on which the methods disagree (or miss the gold answers), most disputed
-first, built from an evaluation run of the sidebar's dataset. For each case: the question, the methods' answers in
+"""Label: a review queue of the questions on which the methods disagree (``backend.agreement``), most disputed
+first (blind: never ordered by the truth), built from an evaluation run of the sidebar's dataset. For each case: the question, the methods' answers in
 groups, the documents (truth hidden unless asked), and a form whose label is stored as a new version in the label
 store (SQLite by default, PostgreSQL for a team); labels other analysts save show up as they are saved."""
 
@@ -17,9 +17,11 @@ from components.evaluate import dataset_param, inspect_link
 from components.safe import md
 from components.session import labels as session
 from components.session.navigation import ensure_navigation
+from components.session.present import title
 from components.session.state import init_page_state, key, require_selection
 
 PAGE = session.PAGE
+CASE_BOX = f"{PAGE}-case"  # the case's box: Save & next and the moves scroll to its top
 AVAILABLE = list(METHODS)
 CHEAP = [m for m in AVAILABLE if SPECS[m].quick]  # few calls, often disagree
 SOURCES = {"run": "An evaluation run", "compute": "Compute now"}
@@ -68,11 +70,12 @@ kind = row[0].selectbox("Filter by conflict type", [view.ANY, *CONFLICT_TYPES], 
                         format_func=lambda t: CONFLICT_TYPES.get(t, "any"),
                         help="The label's type when labelled, else what the dataset's truth suggests.")
 method = row[1].selectbox("Filter by method", [view.ANY, *src.methods], key=key(PAGE, "method"), on_change=reset,
-                          format_func=lambda m: m or "any", help="Cases where this method is in a minority or wrong.")
+                          format_func=lambda m: title(m) if m else "any",
+                          help="Cases where this method is outside the largest answer group.")
 labelled = row[2].radio("Cases", list(view.LABELLED), key=key(PAGE, "labelled"), horizontal=True, on_change=reset)
 agreeing = row[3].toggle("Include agreeing cases", key=key(PAGE, "agreeing"), on_change=reset,
-                         help="Also the questions on which every method gives the same answer (and none misses "
-                              "the gold answers).")
+                         help="Also the questions on which every method gives the same answer set (abstaining "
+                              "counts as an answer).")
 cases = session.queue(ds, src, agreeing)
 try:
     labels = session.read(store, lambda s: s.latest(ds_key))
@@ -104,7 +107,8 @@ if case.id not in {c.id for c in shown}:
     st.caption("This case is outside the filters (labelled meanwhile, or opened with Previous).")
 
 # --- the case and its label ---
-left, right = st.columns([3, 2], gap="large")
+session.scroll_to_case(qs, CASE_BOX)
+left, right = st.container(key=CASE_BOX).columns([3, 2], gap="large")
 with left:
     truth = st.toggle("Show the dataset's truth", key=key(PAGE, "show_truth"),
                       help="Off by default, so the label is your own judgement.")

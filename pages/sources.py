@@ -10,20 +10,21 @@ from components.read_status import render_read_status
 from components.safe import md
 from components.session import runs
 from components.session.navigation import ensure_navigation
+from components.session.present import truth_toggle
 from components.session.progress import follow
 from components.session.state import init_page_state, key, require_selection
 
 PAGE = "sources"
 ensure_navigation()
-init_page_state(PAGE, {"show_truth": False, "evidence": "given", "calibration": 200})
+init_page_state(PAGE, {"evidence": "given", "calibration": 200})
 st.title("Sources")
 selection = require_selection()
 
 ds, question = selection.dataset, selection.question
 st.text(question.question)
 st.caption(f"{md(question.id)} · {plural(len(question.documents), 'document')} · model {md(selection.model.model)}")
-show_truth = st.toggle("Show ground truth", key=key(PAGE, "show_truth"),
-                       help="Overlay document types, answer types and true source reliability. RA-RAG never sees them.")
+show_truth = truth_toggle(st, help="Overlay document types, answer types and true source reliability. "
+                                   "RA-RAG never sees them.")
 
 multi = ds.multi_source
 if not multi:

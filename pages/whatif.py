@@ -11,10 +11,12 @@ from backend.whatif.compare import compare_all
 from backend.whatif.edits import is_edited, original_id
 from backend.whatif.influence import ablations, estimate_calls
 from components import whatif as view
+from components.layout import card_columns
 from components.safe import md
 from components.session.cost import confirmed
 from components.session.edits import current_edits, edited_question, render_edit_controls, render_edit_list
 from components.session.navigation import ensure_navigation
+from components.session.present import title, truth_toggle
 from components.session.progress import follow
 from components.session.run_block import run_block
 from components.session.runs import (cached_results, influence_done, influencing, running, start_influence,
@@ -27,7 +29,7 @@ available = list(METHODS)
 from_url = [m for m in st.query_params.get("methods", "").split(",") if m in available]
 # the methods Inspect shows, when it has been opened: their results on the question are then there already
 on_inspect = [m for m in st.session_state.get(key("inspect", "methods"), []) if m in available]
-init_page_state(PAGE, {"methods": from_url or on_inspect or available, "show_truth": False, "k": 3,
+init_page_state(PAGE, {"methods": from_url or on_inspect or available, "k": 3,
                        "placement": "spread"})
 st.title("What-if")
 selection = require_selection()
@@ -36,9 +38,8 @@ offline = selection.model.model.startswith("offline/")
 st.text(question.question)
 st.caption(f"{md(question.id)} · {plural(len(question.documents), 'document')} · model {md(selection.model.model)}")
 controls = st.columns([5, 2], vertical_alignment="bottom")
-methods = controls[0].multiselect("methods", available, key=key(PAGE, "methods"))
-show_truth = controls[1].toggle("Show ground truth", key=key(PAGE, "show_truth"),
-                                help="Verdicts and document labels. Methods never see them.")
+methods = controls[0].multiselect("methods", available, key=key(PAGE, "methods"), format_func=title)
+show_truth = truth_toggle(controls[1], help="Verdicts and document labels. Methods never see them.")
 if not methods:
     st.info("Choose at least one method.")
     st.stop()
@@ -57,7 +58,7 @@ def diff(base, changed, q0, q1, name: str, plan=None) -> None:
     changes = compare_all(base, changed, q0, q1)
     st.text(view.summary_line(changes))
     outcomes = {c.method: view.attack_outcome(changed[c.method], plan, q1) for c in changes} if plan else None
-    for column, change in zip(st.columns(len(changes)), changes):
+    for column, change in zip(card_columns(st, len(changes), name), changes):
         view.render_change(column, change, show_truth, (outcomes or {}).get(change.method))
     st.dataframe(view.changes_frame(changes, show_truth, outcomes), hide_index=True)
     st.dataframe(view.facts_frame(changes), hide_index=True)

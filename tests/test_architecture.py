@@ -77,7 +77,7 @@ def test_backend_modules_form_no_import_cycle():
 
 #: Generic code: it reads what it needs from ``MethodSpec`` and trace capabilities, never a method by name.
 GENERIC = ["backend/runner.py", "backend/evaluate.py", "backend/evaluate_ray.py", "backend/scoring.py",
-           "backend/warmup.py", "backend/cost.py", "backend/methods/estimate.py", "backend/whatif", "components/session", "pages/inspect.py", "pages/whatif.py",
+           "backend/warmup.py", "backend/cost.py", "backend/methods/estimate.py", "backend/whatif", "components/session", "pages/inspect.py", "pages/whatif.py", "pages/cases.py",
            "pages/evaluate.py", "pages/labels.py", "app.py"]
 
 

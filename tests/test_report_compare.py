@@ -11,10 +11,16 @@ from tests.test_scoring import Q, r
 
 
 def test_agreement_matrix():
-    results = {"a": r("a", ["Ann Lee"]), "b": r("b", ["ann"]), "c": r("c", ["Bob"]), "d": r("d"), "e": r("e"),
-               "x": r("x", error="boom")}
+    results = {"a": r("a", ["Ann Lee"]), "b": r("b", ["the ann lee."]), "c": r("c", ["Bob"]), "d": r("d"),
+               "e": r("e"), "x": r("x", error="boom"), "f": r("f", ["Ann Lee", "Bob"]), "g": r("g", ["ann"])}
     m = view.agreement_matrix(results)
     assert m.loc["a", "b"] == 1 and m.loc["a", "c"] == 0 and m.loc["d", "e"] == 1 and m.loc["a", "d"] == 0
+    # answer sets, not overlap: f shares an answer with a and with c, yet agrees with neither; "ann" is not "ann lee"
+    assert m.loc["f", "a"] == 0 and m.loc["f", "c"] == 0 and m.loc["a", "g"] == 0
+    title = view.agreement_figure(results).layout.title
+    assert (title.text, title.subtitle.text) == ("Agreement between methods",
+                                                 "same answer set; abstaining counts as an answer")
+    assert view.agreement_figure(results).data[0].text[0][5] == "error"
     assert math.isnan(m.loc["a", "x"]) and (m.values == m.values.T)[~m.isna().values].all()
     fig = view.agreement_figure(results)
     assert fig.data[0].text[0][2] == "differ" and fig.layout.title.text.startswith("Agreement")

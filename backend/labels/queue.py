@@ -1,11 +1,10 @@
-"""The review queue: the questions on which methods disagree with each other or with the gold answers, most
-disputed first.
+"""The review queue: the questions on which the methods disagree, most disputed first.
 
-How much the methods disagree is the entropy (bits) of their answer clusters: all the methods' predicted answers
-are clustered (``backend.answers.cluster``: normalised equality or containment), each method's *answer key* is the
-set of clusters it named (an abstention is its own key; a failed run has none and is left out), and
-H = −Σ p_k log₂ p_k over the share of methods per key. Seven methods giving one answer: 0 bits; all different:
-log₂ 7 ≈ 2.81. Gold answers (truth) are used only to order and filter the queue, never shown to a method.
+Disagreement is ``backend.agreement``'s (the one definition Evaluate and Inspect use too): the methods are grouped
+by answer set (abstaining is an answer of its own; a failed run is left out), and how much they disagree is the
+entropy (bits) H = −Σ p_k log₂ p_k over the share of methods per group. Seven methods giving one answer: 0 bits;
+all different: log₂ 7 ≈ 2.81. The queue is blind: its order and membership never read gold answers or labels
+(``Case.wrong`` is for display with the truth on).
 """
 
 from __future__ import annotations
@@ -16,7 +15,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Literal
 
-from backend.answers import cluster
+from backend.agreement import ABSTAINS, answer_set
+from backend.agreement import groups as answer_groups
 from backend.labels.model import Label
 from backend.schema import Dataset, MethodResult, Question
 from backend.scoring import accuracy, predicted
@@ -57,11 +57,11 @@ class Case:
         return out
 
     def minority(self) -> set[str]:
-        """Methods outside the majority answer group (every method when the largest groups tie), plus the wrong
-        ones: those a method filter should find."""
+        """Methods outside the majority answer group (every method when the largest groups tie): those a method
+        filter should find. Blind, as the queue is: who is wrong plays no part."""
         tie = len(self.groups) > 1 and len(self.groups[0][1]) == len(self.groups[1][1])
         outside = self.groups if tie else self.groups[1:]
-        return {m for _, ms in outside for m in ms} | set(self.wrong)
+        return {m for _, ms in outside for m in ms}
 
 
 def entropy(counts: Iterable[int]) -> float:
@@ -81,25 +81,11 @@ def dataset_type(q: Question) -> str:
 
 
 def case_for(q: Question, position: int, results: dict[str, MethodResult]) -> Case:
-    """The case of one question from its methods' results (method -> result)."""
-    answers = {m: predicted(r.answers) for m, r in results.items() if not r.error}
+    """The case of one question from its methods' results (method -> result): the methods grouped by answer set
+    (``backend.agreement.groups``), each group named by its first method's answers."""
+    answers = {m: [] if answer_set(r) == ABSTAINS else predicted(r.answers) for m, r in results.items() if not r.error}
     errors = [m for m, r in results.items() if r.error]
-    flat = [(m, a) for m, ans in answers.items() for a in ans]
-    cluster_of = {}
-    for c, members in enumerate(cluster([a for _, a in flat])):
-        for i in members:
-            cluster_of[i] = c
-    keys: dict[str, tuple] = {m: () for m in answers}
-    for i, (m, _) in enumerate(flat):
-        keys[m] = tuple(sorted(set(keys[m]) | {cluster_of[i]}))
-    first = {}
-    for i, (_, a) in enumerate(flat):
-        first.setdefault(cluster_of[i], a)
-    by_key: dict[tuple, list[str]] = {}
-    for m, k in keys.items():
-        by_key.setdefault(k, []).append(m)
-    groups = sorted(((" | ".join(first[c] for c in k) if k else ABSTAINED, ms) for k, ms in by_key.items()),
-                    key=lambda g: -len(g[1]))
+    groups = [(" | ".join(answers[ms[0]]) or ABSTAINED, ms) for ms in answer_groups(results)]
     wrong = [m for m, ans in answers.items() if q.gold_answers and not accuracy(ans, q.gold_answers)]
     return Case(question=q, position=position, answers=answers, errors=errors, groups=groups,
                 entropy=entropy(len(ms) for _, ms in groups), wrong=wrong, dataset_type=dataset_type(q))
@@ -107,9 +93,9 @@ def case_for(q: Question, position: int, results: dict[str, MethodResult]) -> Ca
 
 def build_queue(dataset: Dataset, results: dict[tuple[str, str], MethodResult], methods: list[str] | None = None,
                 include_agreeing: bool = False) -> list[Case]:
-    """The dataset's questions that have results, as cases, most disputed first (entropy, then number of wrong
-    methods, then dataset order). Only cases where methods disagree or some method misses the gold answers, unless
-    ``include_agreeing``."""
+    """The dataset's questions that have results, as cases, most disputed first (entropy, then number of answer
+    sets, then dataset order). Only cases where the methods disagree (``backend.agreement``), unless
+    ``include_agreeing``. Blind: neither the order nor the membership reads gold answers or labels."""
     wanted = set(methods) if methods is not None else None
     per_question: dict[str, dict[str, MethodResult]] = {}
     for (qid, m), r in results.items():
@@ -120,9 +106,9 @@ def build_queue(dataset: Dataset, results: dict[tuple[str, str], MethodResult], 
         if q.id in per_question:
             order = methods or sorted(per_question[q.id])
             case = case_for(q, pos, {m: per_question[q.id][m] for m in order if m in per_question[q.id]})
-            if include_agreeing or case.disagree or case.wrong:
+            if include_agreeing or case.disagree:
                 cases.append(case)
-    return sorted(cases, key=lambda c: (-c.entropy, -len(c.wrong), c.position))
+    return sorted(cases, key=lambda c: (-c.entropy, -len(c.groups), c.position))
 
 
 def filter_cases(cases: list[Case], labels: dict[str, Label], conflict_type: str | None = None,

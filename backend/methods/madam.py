@@ -58,6 +58,7 @@ from backend.methods.estimate import CallEstimate, Sizes
 from backend.schema import (Document, MadamAgent, MadamAggregation, MadamAnswerSupport, MadamRound, MadamTrace,
                             MadamTurn, Question)
 from backend.llm.tasks import TaskSpec
+from backend.methods.madam_story import madam_story
 from backend.methods.spec import MethodSpec, register
 
 HISTORY_MODES = ("other_agents", "aggregator", "both")
@@ -385,7 +386,7 @@ class AggregateReply(BaseModel):
 
 
 SPEC = register(MethodSpec(
-    MadamRAG, MadamTrace, title="MADAM-RAG", color="#00838f", order=30, estimate=estimate,
+    MadamRAG, MadamTrace, title="MADAM-RAG", color="#00838f", order=30, estimate=estimate, story=madam_story,
     description="one agent per document debates over rounds; an aggregator keeps every answer that survives",
     tasks=(TaskSpec("debate_turn", ("passages", "round", "history"), parse_agent_response,
                     "'Answer: X. Explanation: Y' from one document, revised against others' answers",

@@ -54,6 +54,9 @@ class MethodSpec:
     estimate: Estimator | None = None
     #: ``estimate_prepare(method, dataset, sizes) -> CallEstimate``: the same for the dataset-level preparation
     estimate_prepare: PrepareEstimator | None = None
+    #: ``story(result, ctx) -> backend.story.Turn | None``: the run's turning point in one clause, for the question's
+    #: story (``backend.story``; ``ctx.truth`` is None unless the truth overlay is on); None: the generic sentence
+    story: Callable[..., object] | None = None
 
     @property
     def name(self) -> str:

@@ -9,7 +9,7 @@ import math
 import pandas as pd
 import plotly.graph_objects as go
 
-from backend.answers import matches
+from backend.agreement import agree
 from backend.cost import cost_text
 from backend.llm.failures import classify_failure
 from backend.report.layout import no_data, size_heatmap
@@ -43,21 +43,21 @@ def results_frame(results: dict[str, MethodResult], question: Question, show_tru
     return pd.DataFrame(rows)
 
 
-def agree(a: MethodResult, b: MethodResult) -> float:
-    """1 when two methods give a matching answer (or both abstain), 0 when not, NaN when either failed."""
-    if a.error or b.error:
-        return math.nan
-    if not a.answers or not b.answers:
-        return float(not a.answers and not b.answers)
-    return float(any(matches(x, y) for x in a.answers for y in b.answers))
-
-
 def agreement_matrix(results: dict[str, MethodResult]) -> pd.DataFrame:
+    """Methods x methods: 1 where their answer sets match (``backend.agreement.agree``), 0 where not, NaN where
+    either failed."""
     names = list(results)
-    return pd.DataFrame([[agree(results[r], results[c]) for c in names] for r in names], index=names, columns=names)
+
+    def cell(a: MethodResult, b: MethodResult) -> float:
+        same = agree(a, b)
+        return math.nan if same is None else float(same)
+    return pd.DataFrame([[cell(results[r], results[c]) for c in names] for r in names], index=names, columns=names)
 
 
-AGREEMENT_TITLE = "Agreement between methods (same answer, or both abstain)"
+AGREEMENT_TITLE = "Agreement between methods"
+#: What agreement means (``backend.agreement``), under the title: one line of its own, so a narrow column cuts neither
+AGREEMENT_MEANING = "same answer set; abstaining counts as an answer"
+SUBTITLE_PX = 20
 SUPPORT_TITLE = "Which documents each method's answer rests on"
 
 
@@ -68,8 +68,10 @@ def agreement_figure(results: dict[str, MethodResult]) -> go.Figure:
     text = [["agree" if v == 1 else "differ" if v == 0 else "error" for v in row] for row in m.values]
     fig = go.Figure(go.Heatmap(z=m.values, x=list(m.columns), y=list(m.index), zmin=0, zmax=1, text=text,
                                texttemplate="%{text}", colorscale=[[0, "#f4cccc"], [1, "#c8e6c9"]], showscale=False))
-    fig.update_layout(title=AGREEMENT_TITLE, xaxis_title="method", yaxis_title="method")
-    return size_heatmap(fig, row_px=40)  # cells carry a word: taller rows than the support map
+    fig.update_layout(title=dict(text=AGREEMENT_TITLE, subtitle=dict(text=AGREEMENT_MEANING)),
+                      xaxis_title="method", yaxis_title="method")
+    fig = size_heatmap(fig, row_px=40)  # cells carry a word: taller rows than the support map
+    return fig.update_layout(height=fig.layout.height + SUBTITLE_PX, margin_t=fig.layout.margin.t + SUBTITLE_PX)
 
 
 def support_matrix(results: dict[str, MethodResult], question: Question) -> pd.DataFrame:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from backend.answers import normalize
+from backend.agreement import ABSTAINS, answers_set
 from backend.schema import MethodResult, Question
 from backend.schema.base import StrictModel
 from backend.scoring import verdict
@@ -37,7 +37,22 @@ class MethodChange(StrictModel):
 
     @property
     def answer_changed(self) -> bool:
-        return answer_set(self.answers_before) != answer_set(self.answers_after)
+        """The answer set changed (``backend.agreement``: abstaining is an answer of its own); a run that failed
+        before or after has no answer set, so it is not an answer change (``failed``)."""
+        if self.error_before or self.error_after:
+            return False
+        return (answers_set(self.answers_before, self.abstained_before)
+                != answers_set(self.answers_after, self.abstained_after))
+
+    @property
+    def failed(self) -> bool:
+        """Failed on one side only: neither an answer change nor a reasoning change."""
+        return bool(self.error_before) != bool(self.error_after)
+
+    @property
+    def reasoning_changed(self) -> bool:
+        """The same answer set, reached differently: some key trace fact changed."""
+        return not self.answer_changed and not self.failed and any(f.changed for f in self.facts)
 
     @property
     def changed(self) -> bool:
@@ -47,20 +62,17 @@ class MethodChange(StrictModel):
     @property
     def headline(self) -> str:
         """One line: what a reader should notice first."""
-        if self.error_after and not self.error_before:
-            return "failed on the edit"
-        if self.abstained_before != self.abstained_after:
-            return "now abstains" if self.abstained_after else "now answers"
+        if self.failed:
+            return "failed on the edit" if self.error_after else "no longer fails"
         if self.answer_changed:
+            if answers_set(self.answers_after, self.abstained_after) == ABSTAINS:
+                return "now abstains"
+            if answers_set(self.answers_before, self.abstained_before) == ABSTAINS:
+                return "now answers"
             return "answer changed"
-        if any(f.changed for f in self.facts):
+        if self.reasoning_changed:
             return "same answer, reasoning changed"
         return "unchanged"
-
-
-def answer_set(answers: list[str]) -> frozenset[str]:
-    """Answers compared as a set of normalised strings (word order, case and punctuation do not count)."""
-    return frozenset(n for a in answers if (n := normalize(a)))
 
 
 def _facts(result: MethodResult) -> dict[str, str]:

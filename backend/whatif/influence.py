@@ -15,13 +15,13 @@ from typing import Literal
 
 from pydantic import Field
 
+from backend.agreement import answer_set
 from backend.llm import pricing
 from backend.llm.client import LLMConfig
 from backend.methods.base import run_sync
 from backend.schema import MethodResult, Question
 from backend.schema.base import StrictModel
 from backend.scoring import refused
-from backend.whatif.compare import answer_set
 from backend.whatif.edits import RemoveDocuments, apply_edits
 
 Flip = Literal["answer", "keep→abstain", "abstain→keep"]
@@ -51,7 +51,7 @@ def flip_of(before: MethodResult, after: MethodResult) -> Flip | None:
         return None
     if refused(before) != refused(after):
         return "keep→abstain" if refused(after) else "abstain→keep"
-    if not refused(after) and answer_set(before.answers) != answer_set(after.answers):
+    if not refused(after) and answer_set(before) != answer_set(after):
         return "answer"
     return None
 

@@ -129,7 +129,7 @@ def render_edit_list(selection: Selection) -> None:
         st.caption("No edits yet: the question is as the dataset has it.")
         return
     for i, edit in enumerate(edits):
-        row = st.columns([12, 1], vertical_alignment="center")
+        row = st.columns([5, 1], vertical_alignment="center")  # "undo" fits at 1024 px
         row[0].text(f"{i + 1}. {describe_edit(edit)}")
         if row[1].button("undo", key=key(PAGE, f"undo.{i}"), help="Take this edit back"):
             if dropped := undo(selection, i):

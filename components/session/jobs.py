@@ -166,6 +166,11 @@ class Jobs:
         job = self.get(key)
         return job if job is not None and job.running else None
 
+    def in_flight(self) -> dict[Hashable, Job]:
+        """The jobs still running, by key."""
+        with self._lock:
+            return {k: j for k, j in self._jobs.items() if j.running}
+
     def busy(self) -> bool:
         """Any job still running (tests wait on this)."""
         with self._lock:

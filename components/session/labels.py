@@ -26,7 +26,7 @@ from backend.paths import default_cache_dir
 from backend.schema import Dataset
 from components import labels as view
 from components.safe import md
-from components.session import signin
+from components.session import present, signin
 
 PAGE = "labels"
 STATE_KEY = f"{PAGE}.queue_state"
@@ -121,6 +121,10 @@ class QueueState:
     flashes: list[str] = field(default_factory=list)         # toasts for the next run
     problems: tuple[str, list[str]] | None = None            # (case, why the last save was refused)
     conflict: tuple[str, str, LabelDraft] | None = None      # (case, what happened, the draft that was not saved)
+    #: case -> (the label version the form was loaded from, what the form held): a form left unsaved (another page,
+    #: Next, Previous) opens again as it was left; dropped when saved or when someone else's label replaces it
+    drafts: dict[str, tuple[str | None, view.FormValues]] = field(default_factory=dict)
+    scroll: int = 0                                          # moves so far: the page scrolls to the case after one
 
 
 def state(dataset: str) -> QueueState:
@@ -143,6 +147,7 @@ def go(qs: QueueState, target: str, remember: bool = True) -> None:
         qs.trail = (qs.trail + [qs.cursor])[-TRAIL:]
     qs.cursor = target
     qs.problems = qs.conflict = None
+    qs.scroll += 1
 
 
 def move(ctx: Context, qs: QueueState, direction: str) -> None:
@@ -171,6 +176,25 @@ def move(ctx: Context, qs: QueueState, direction: str) -> None:
     go(qs, target)
 
 
+def keep_draft(qs: QueueState, case_id: str, loaded: str | None, shown: view.FormValues,
+               keys: dict[str, str]) -> None:
+    """Remember the form of ``case_id`` when it differs from the label it was loaded from (``shown``)."""
+    if not all(k in st.session_state for k in keys.values()):
+        return
+    values = form_values(keys)
+    if values == shown:
+        qs.drafts.pop(case_id, None)
+    else:
+        qs.drafts[case_id] = (loaded, values)
+
+
+def moved(ctx: Context, qs: QueueState, case_id: str, loaded: str | None, shown: view.FormValues,
+          keys: dict[str, str], direction: str) -> None:
+    """Previous / Skip / Next: the form as it was left is kept as the case's draft, then the move."""
+    keep_draft(qs, case_id, loaded, shown, keys)
+    move(ctx, qs, direction)
+
+
 def form_values(keys: dict[str, str]) -> view.FormValues:
     empty = view.FormValues()
     return view.FormValues(**{name: st.session_state.get(k, getattr(empty, name)) for name, k in keys.items()})
@@ -197,6 +221,7 @@ def save(ctx: Context, qs: QueueState, case_id: str, loaded: str | None, keys: d
     except LabelConflict as err:
         cur = err.current
         qs.form, qs.problems = (case_id, cur.uid), None
+        qs.drafts.pop(case_id, None)  # their label is in the form now; the unsaved one is shown beside it
         qs.conflict = (case_id, f"{md(cur.analyst)} saved version {cur.version} of this label at {md(view.when(cur))} "
                                 "while the form was open. Your label was not saved; theirs is in the form now. "
                                 "Look at it, then save again to replace it.", draft)
@@ -208,9 +233,25 @@ def save(ctx: Context, qs: QueueState, case_id: str, loaded: str | None, keys: d
         qs.problems = (case_id, [f"Not saved: {_failure(err, ctx.store.where)}"])
         return
     qs.form = (case_id, label.uid)
+    qs.drafts.pop(case_id, None)
     qs.skipped.discard(case_id)
     qs.flashes.append(f"Saved {case_id} (version {label.version}).")
     move(ctx, qs, "save")
+
+
+#: Scrolls the case's box (``st.container(key=...)``: class ``st-key-<key>``) to the top of the main pane. The
+#: move's number is in the script, so each move draws a new element and the script runs again.
+_SCROLL = ("<script>/* move {n} */ (() => {{ const box = document.querySelector('.st-key-{box}');"
+           " if (box) box.scrollIntoView({{block: 'start'}}); }})();</script>")
+SCROLLED = f"{PAGE}.scrolled"
+
+
+def scroll_to_case(qs: QueueState, box: str) -> None:
+    """After Save & next / Previous / Skip / Next (not on the first draw, nor a rerun that moved nowhere), the new
+    case's top is brought into view: its form is otherwise left where the last one's buttons were."""
+    if qs.scroll and st.session_state.get(SCROLLED) != qs.scroll:
+        st.session_state[SCROLLED] = qs.scroll
+        st.html(_SCROLL.format(n=qs.scroll, box=box), unsafe_allow_javascript=True)
 
 
 def jump(qs: QueueState, table_key: str, ids: list[str]) -> None:
@@ -411,7 +452,7 @@ def compute_panel(selection, available: list[str], methods_key: str, limit_key: 
     n = len(selection.dataset.questions)
     st.session_state[limit_key] = min(st.session_state[limit_key], n)
     cols = st.columns([7, 2, 1], vertical_alignment="bottom")
-    methods = cols[0].multiselect("methods", available, key=methods_key)
+    methods = cols[0].multiselect("methods", available, key=methods_key, format_func=present.title)
     limit = cols[1].number_input(f"questions (the first N of {n})", 1, n, step=1, key=limit_key)
     if cols[2].button("Compute", type="primary", key=f"{PAGE}.compute",
                       disabled=(job is not None and job.running) or len(methods) < 2):
@@ -475,6 +516,14 @@ def label_panel(store: LabelStore, ds: Dataset, case: Case, latest: Label | None
         st.caption("Enter your name above to save labels.")
     ctx = Context(store, ds, methods, order, eligible, analyst_key)
     keys = view.form_keys(PAGE, case.id, loaded)
-    view.render_form(st, case, view.prefill(case, form_label(store, key, case.id, loaded, latest)), keys,
-                     methods, PAGE, on_save=partial(save, ctx, qs, case.id, loaded, keys),
-                     on_move=partial(move, ctx, qs))
+    shown = view.prefill(case, form_label(store, key, case.id, loaded, latest))
+    draft = qs.drafts.get(case.id)
+    if draft is not None and draft[0] != loaded:  # a label saved since the draft was left: the form shows that
+        qs.drafts.pop(case.id)
+        draft = None
+    if draft is not None:
+        st.caption("Your unsaved changes to this label are back in the form.")
+    view.render_form(st, case, draft[1] if draft else shown, keys, methods, PAGE,
+                     on_save=partial(save, ctx, qs, case.id, loaded, keys),
+                     on_move=partial(moved, ctx, qs, case.id, loaded, shown, keys))
+    keep_draft(qs, case.id, loaded, shown, keys)

@@ -80,6 +80,19 @@ class Results:
             return None
         return {m: found[m] for m in key.methods}
 
+    def by_question(self, key: RunKey) -> dict[str, dict[str, MethodResult]]:
+        """Per question id, each method's latest result from any run under ``key``'s settings (its question and
+        methods aside); edited questions (an id and a hash) left out. What the question picker's marks read."""
+        base = key.with_methods(())
+        found: dict[str, dict[str, MethodResult]] = {}
+        with self._lock:
+            for k, results in reversed(self._runs.items()):
+                if isinstance(k.question, str) and dataclasses.replace(k.with_methods(()), question=base.question) \
+                        == base:
+                    for m, r in results.items():
+                        found.setdefault(k.question, {}).setdefault(m, r)
+        return found
+
     def __len__(self) -> int:
         with self._lock:
             return len(self._runs)

@@ -17,6 +17,11 @@ from components.session.state import Selection, key
 PRESS_RUN = "Press Run (results are cached: re-running costs no model calls)."
 
 
+def _only(render: Callable[[dict[str, MethodResult]], None], methods: list[str]
+          ) -> Callable[[dict[str, MethodResult]], None]:
+    return lambda done: render({m: r for m, r in done.items() if m in methods})
+
+
 def run_block(selection: Selection, methods: list[str], label: str, page: str, *, button=st, auto: bool = False,
               hint: str | None = PRESS_RUN, render: Callable[[dict[str, MethodResult]], None] | None = None,
               progress: bool = True, model_note: bool = False, **settings) -> dict[str, MethodResult] | None:
@@ -53,6 +58,8 @@ def run_block(selection: Selection, methods: list[str], label: str, page: str, *
             job, found = None, cached_results(selection, methods, **settings)
     if job is not None:
         if progress:
+            if render is not None and set(job.methods) - set(methods):  # joined a larger run: only ours drawn
+                render = _only(render, methods)
             follow(job, label, render)
         return None
     if found is None and hint:

@@ -8,6 +8,7 @@ method's parameters come from its page as ``method_params``."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 import threading
@@ -217,10 +218,28 @@ def _run_work(run: Runner, question: Question, methods: list[str]) -> Callable[[
     return work
 
 
+def covers(big: RunKey, small: RunKey) -> bool:
+    """Whether run ``big`` computes every result of ``small``: the same question and settings, a superset of its
+    methods, and the same parameters for each of them (Inspect's run of seven methods covers one method's page)."""
+    if not small.methods or not set(small.methods) <= set(big.methods):
+        return False
+    if any(big.params.get(m) != small.params.get(m) for m in small.methods):
+        return False
+    return dataclasses.replace(big, methods=small.methods, method_params=small.method_params) == small
+
+
+def _in_flight(k: RunKey) -> Job | None:
+    """The run of ``k`` in flight, else one in flight that covers it (started on another page)."""
+    if (job := jobs().running(k)) is not None:
+        return job
+    return next((j for other, j in jobs().in_flight().items() if isinstance(other, RunKey) and covers(other, k)),
+                None)
+
+
 def running(selection: Selection, methods: list[str], **settings) -> Job | None:
-    """The run of exactly these methods and settings on the selected question (or ``question=``), while it is in
-    flight."""
-    return jobs().running(run_key(selection, methods, **settings))
+    """The run of these methods and settings on the selected question (or ``question=``) while it is in flight:
+    its own, or a run of more methods that includes them (a method page joins the run Inspect started)."""
+    return _in_flight(run_key(selection, methods, **settings))
 
 
 #: How long a page waits for a run it just started before it polls instead: a run answered from the reply cache
@@ -237,7 +256,7 @@ def start_run(selection: Selection, methods: list[str], settle: float = SETTLE_S
     than the selected one, e.g. a what-if edit of it: keyed by its content, run by the same runner)."""
     k = run_key(selection, methods, **settings)
     question = settings.pop("question", None) or selection.question
-    if (job := jobs().running(k)) is None:
+    if (job := _in_flight(k)) is None:  # a run that covers this one is joined, not doubled
         run = runner(selection, **settings)  # built here: it reads st.secrets and the cached resources
         job = jobs().start(k, _run_work(run, question, list(methods)), methods, question.id)
     job.wait(settle)

@@ -6,7 +6,8 @@ import os
 
 import streamlit as st
 
-from backend import deployment
+from backend import deployment, uploads
+from backend.cases import featured_question, mark
 from backend.cost import DEFAULT_THRESHOLD_USD
 from backend.data import DatasetError, bundled_datasets
 from backend.llm.structured import supports_json_schema, unsupported_note
@@ -14,7 +15,7 @@ from backend.paths import CHROMA_URL_ENV
 from components.dataset import question_label
 from components.failures import render_failure
 from components.safe import md
-from components.session import apikey, resources
+from components.session import apikey, present, resources, upload
 from components.session.state import DEFAULT_MODEL, SELECTION_KEY, ModelChoice, Selection, init_page_state, key
 
 PAGE = "app"
@@ -31,10 +32,14 @@ def _init_from_url() -> None:
     params = st.query_params
     if key(PAGE, "dataset") not in st.session_state:  # the first run of this session: the link decides
         st.session_state[LINK_KEY] = {"dataset": params.get("dataset"), "question": params.get("question")}
-    wanted, own = params.get("dataset", "ramdocs_dev"), ""
+        for what, asked, shown in present.read_link(params):  # truth, presentation mode, Inspect's methods
+            _link_notice(what, asked, shown)
+    wanted, own, uploaded = params.get("dataset", "ramdocs_dev"), "", ""
     if wanted.startswith(FILE_PREFIX):
         wanted, own = OWN_FILE, wanted[len(FILE_PREFIX):]
-    init_page_state(PAGE, {"dataset": wanted, "own_path": own,
+    elif wanted.startswith(uploads.PREFIX):  # an uploaded file, named by its content hash (components.session.upload)
+        wanted, uploaded = OWN_FILE, wanted[len(uploads.PREFIX):]
+    init_page_state(PAGE, {"dataset": wanted, "own_path": own, "upload": uploaded,
                            "question": params.get("question"), "model": DEFAULT_MODEL, "api_base": "",
                            "structured_output": False, "cost_threshold": DEFAULT_THRESHOLD_USD,
                            "chroma_url": default_chroma_url()})
@@ -60,11 +65,26 @@ def _show_notices(current: dict[str, str]) -> None:
 
 def first_problem(err: DatasetError) -> str:
     """One line for the main pane: the first problem (a refused file without its ``:0: (file)``), and how many
-    more the sidebar lists."""
+    more are listed below it."""
     first = err.problems[0]
     line = f"{first.file}: {first.message}" if first.line == 0 else str(first)
     more = len(err.problems) - 1
-    return line + (f" (and {more} more: see the sidebar)" if more else "")
+    return line + (f" (and {more} more, listed below)" if more else "")
+
+
+#: Set while the sidebar's dataset cannot be loaded: the page says so instead of "Pick a dataset".
+LOAD_FAILED = "app.load_failed"
+
+
+def _cannot_load(err: DatasetError) -> None:
+    """A dataset that cannot be loaded, in the main pane (the first problem, then every problem) and the sidebar."""
+    st.error(md(f"This dataset cannot be loaded: {first_problem(err)}"), icon=":material/error:")
+    listing = "\n".join(str(p) for p in err.problems)
+    if len(err.problems) > 1:
+        st.code(listing, language=None, wrap_lines=True)
+    st.sidebar.error("This dataset cannot be loaded:")
+    st.sidebar.code(listing, language=None, wrap_lines=True)
+    st.session_state[LOAD_FAILED] = True
 
 
 def _pick_dataset():
@@ -76,22 +96,32 @@ def _pick_dataset():
         st.session_state[k] = options[0]
         if asked:
             _link_notice("dataset", asked, options[0])
+    upload.check_link(k, options[0], (st.session_state.get(LINK_KEY) or {}).get("dataset"), _link_notice)
     choice = st.sidebar.selectbox("Dataset", options, key=k,
-                                  help="Bundled sample datasets, or a path to your own JSONL file or folder.")
-    if choice == OWN_FILE:
-        path = st.sidebar.text_input("Path to a .jsonl file or dataset folder", key=key(PAGE, "own_path"),
-                                     placeholder="/path/to/questions.jsonl")
-        if not path.strip():
-            st.sidebar.info("Enter a path to load your own dataset.")
-            return None
-        try:  # typed, or from a link: only inside the deployment's open folders, only regular files
-            return resources.dataset(path.strip(), confined=True)
-        except DatasetError as err:
-            st.error(md(f"This dataset cannot be loaded: {first_problem(err)}"), icon=":material/error:")  # main pane
-            st.sidebar.error("This dataset cannot be loaded:")
-            st.sidebar.code("\n".join(str(p) for p in err.problems), language=None, wrap_lines=True)
-            return None
-    return resources.dataset(bundled[choice], name=choice)
+                                  help="Bundled sample datasets, or your own JSONL file: uploaded, or a path.")
+    st.session_state[LOAD_FAILED] = False
+    try:
+        if choice == OWN_FILE:
+            return _own_file()
+        return resources.dataset(bundled[choice], name=choice)
+    except DatasetError as err:
+        _cannot_load(err)
+        return None
+
+
+def _own_file():
+    """An uploaded file (``components.session.upload``), else a typed path; None with a hint when neither."""
+    uploaded = upload.render(key(PAGE, "upload"), key(PAGE, "own_path"))
+    if uploaded is not None:
+        return uploaded
+    path = st.sidebar.text_input("Path to a .jsonl file or dataset folder",
+                                 key=key(PAGE, "own_path"), placeholder="/path/to/questions.jsonl",
+                                 on_change=upload.forget, args=(key(PAGE, "upload"),))
+    if not path.strip():
+        st.sidebar.info("Upload a .jsonl file or enter a path to load your own dataset.")
+        return None
+    # typed, or from a link: only inside the deployment's open folders, only regular files
+    return resources.dataset(path.strip(), confined=True)
 
 
 def _pick_question(ds):
@@ -100,13 +130,36 @@ def _pick_question(ds):
     k = key(PAGE, "question")
     if st.session_state.get(k) not in by_id:
         asked = (st.session_state.get(LINK_KEY) or {}).get("question")
+        first = featured_question(ds.name) if ds.name in bundled_datasets() else None  # a telling case
+        first = first if first in by_id else ids[0]
         if asked and st.session_state.get(k) == asked:
-            _link_notice(f"question (in {ds.name})", asked, ids[0])
-        st.session_state[k] = ids[0]
+            _link_notice(f"question (in {ds.name})", asked, first)
+        st.session_state[k] = first
+    marks = question_marks(ds)  # from results already computed: never starts a run
     qid = st.sidebar.selectbox(f"Question ({len(ids)})", ids, key=k,
-                               format_func=lambda i: question_label(by_id[i]),
-                               help="Type to search by id or by words of the question.")
+                               format_func=lambda i: question_label(by_id[i], marks.get(i, "")),
+                               help="Type to search by id or by words of the question. " + MARKS_HELP)
     return by_id[qid]
+
+
+#: What the picker's marks mean (its help).
+MARKS_HELP = ("≠3: the methods gave 3 different answers (an abstention counts as one); ✓ 2/7 (with ground truth "
+              "on): 2 of 7 methods right. From this session's runs and the dataset's latest evaluation.")
+
+
+def question_marks(ds) -> dict[str, str]:
+    """Per question id, its mark (``backend.cases.mark``) from the results known without running anything."""
+    from components.session import cases, present
+
+    state = st.session_state  # the model settings as they stand (their widgets are drawn below the picker)
+    selection = Selection(dataset=ds, question=ds.questions[0], chroma_url=state.get(key(PAGE, "chroma_url")) or None,
+                          model=ModelChoice(model=(state.get(key(PAGE, "model")) or "").strip() or DEFAULT_MODEL,
+                                            api_base=(state.get(key(PAGE, "api_base")) or "").strip() or None,
+                                            structured_output=bool(state.get(key(PAGE, "structured_output")))))
+
+    truth = present.truth()
+    known = cases.known_results(selection)
+    return {q.id: m for q in ds.questions if (rs := known.get(q.id)) and (m := mark(q, rs, truth))}
 
 
 #: The built-in offline models, one click away: (model, what it is).
@@ -123,7 +176,8 @@ def _use_model(model: str) -> None:
 
 def _pick_model() -> ModelChoice:
     with st.sidebar.expander("Model", expanded=False):
-        for column, (name, what) in zip(st.columns(len(OFFLINE_VOICES)), OFFLINE_VOICES):
+        row = st.container(horizontal=True)  # the buttons wrap onto two rows where a narrow sidebar has no room
+        for column, (name, what) in zip([row] * len(OFFLINE_VOICES), OFFLINE_VOICES):
             column.button(name, key=key(PAGE, f"use_{name}"), help=f"Use {name}, {what}. No network, no key.",
                           on_click=_use_model, args=(name,))
         model = st.text_input("litellm model", key=key(PAGE, "model"),
@@ -221,10 +275,12 @@ def render() -> Selection | None:
     model = _pick_model()
     chroma_url = _pick_index()
     st.session_state.pop(LINK_KEY, None)  # checked: later changes are the user's own
-    _show_notices({"dataset": st.session_state[key(PAGE, "dataset")], "question": question.id})
+    _show_notices({"dataset": st.session_state[key(PAGE, "dataset")], "question": question.id, **present.shown()})
     choice = st.session_state[key(PAGE, "dataset")]
     own = st.session_state.get(key(PAGE, "own_path"), "").strip()
-    st.query_params.update({"dataset": choice if choice != OWN_FILE else FILE_PREFIX + own, "question": question.id})
+    uploaded = st.session_state.get(key(PAGE, "upload"), "")
+    own = uploads.PREFIX + uploaded if uploaded else FILE_PREFIX + own
+    st.query_params.update({"dataset": choice if choice != OWN_FILE else own, "question": question.id})
     selection = Selection(dataset=ds, question=question, model=model, chroma_url=chroma_url)
     st.session_state[SELECTION_KEY] = selection
     return selection

@@ -64,7 +64,10 @@ def require_selection(model_note: bool = True) -> Selection:
     that the offline model is a heuristic reader when it is the selected model."""
     selection = current_selection()
     if selection is None:
-        st.info("Pick a dataset in the sidebar.")
+        if st.session_state.get("app.load_failed"):  # the sidebar put the reasons above (components.session.sidebar)
+            st.info("Fix the file and press R to load it again, or pick another dataset in the sidebar.")
+        else:
+            st.info("Pick a dataset in the sidebar.")
         st.stop()
     if model_note and selection.model.model.startswith("offline/"):
         from backend.llm.offline import MODEL_NOTE

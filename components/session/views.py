@@ -12,8 +12,10 @@ from components.failures import render_failure
 from components.read_status import render_read_status
 from components.safe import md
 from components.session.navigation import ensure_navigation
+from components.session.present import truth_toggle
 from components.session.run_block import run_block
-from components.session.state import init_page_state, key, require_selection
+from components.session.state import require_selection
+from components.story import render_method_story
 from components.views import SECTIONS, View, details_view, method_view, views
 
 
@@ -49,7 +51,6 @@ def render_method_page(name: str) -> None:
     spec, view = SPECS[name], method_view(name)
     page = view.url_path
     ensure_navigation()
-    init_page_state(page, {"show_truth": False})
     st.title(view.title)
     if view.panels is None:  # the generic page: say what the method does (its own view's page says it its way)
         st.caption(spec.description)
@@ -72,5 +73,6 @@ def render_method_page(name: str) -> None:
             (view.calls or method_page.render_calls)(st, result.calls)
         st.stop()
     render_read_status(st, result.calls)  # replies the method could not read: it took its paper's default
-    show_truth = st.toggle("Show ground truth", key=key(page, "show_truth"), help=view.truth_help)
+    show_truth = truth_toggle(st, help=view.truth_help)
+    render_method_story(st, selection, name, result, show_truth)  # the question's story, this method's line
     (view.panels or method_page.render_panels)(st, result, question, show_truth, page)

@@ -73,7 +73,7 @@ def test_run_with_the_offline_model_on_a_question_with_memory():
     assert any(e.label == "Raw prompts and outputs (2 calls)" for e in at.expander)
     assert not any(b.startswith(":green-badge[strict EM") for b in badges)
 
-    at.toggle(key="astute.show_truth").set_value(True).run()
+    at.toggle(key="app.show_truth").set_value(True).run()
     assert not at.exception, at.exception
     d0 = _frame(at, "snippet")
     assert list(d0["document type"]) == ["misinformation", "internal: no label"]

@@ -37,4 +37,10 @@ def test_bad_own_file_names_file_line_and_field(picker, name):
     lines = shown[0].splitlines()
     assert any(ln.startswith(str(path)) and f":{line}: {field}: " in ln and words in ln for ln in lines), lines
     assert "Traceback" not in shown[0]
-    assert [i.value for i in at.main.info] == ["Pick a dataset in the sidebar."]
+    # the main pane too: the first problem, every problem when there are more, and what to do (issue 27)
+    main_errors = [e.value.replace("\\", "") for e in at.main.error]  # Markdown-escaped (components.safe.md)
+    assert len(main_errors) == 1 and main_errors[0].startswith("This dataset cannot be loaded: "), main_errors
+    assert str(path) in main_errors[0]
+    assert [c.value for c in at.main.code] == ([shown[0]] if len(lines) > 1 else [])
+    assert [i.value for i in at.main.info] == [
+        "Fix the file and press R to load it again, or pick another dataset in the sidebar."]

@@ -80,7 +80,7 @@ def test_offline_runs_reach_each_answering_leaf(question, leaf, taken, option):
     assert any(c.value == f"Correct Option: {option[0]}" for c in at.code)  # the responder's raw reply
     assert not any(t.startswith("Scenario:") for t in texts)  # truth hidden until asked
 
-    at.toggle(key="bridge.show_truth").set_value(True).run()
+    at.toggle(key="app.show_truth").set_value(True).run()
     assert not at.exception, at.exception
     assert any(t.startswith(f"Scenario: {leaf} (") for t in _texts(at))
     badges = _badges(at)
@@ -102,7 +102,7 @@ def test_three_reflections_default_to_ra():
     assert len(trees) == 4 and all(_taken(t) == {"N0→N2", "N2→N4", "N4→N5", "N5→REFLECT"} for t in trees)
     assert any(e.label == "Raw prompts and outputs (10 calls)" for e in at.expander)
 
-    at.toggle(key="bridge.show_truth").set_value(True).run()
+    at.toggle(key="app.show_truth").set_value(True).run()
     badges = _badges(at)
     assert ":red-badge[leaf differs from the scenario (RA vs FE)]" in badges
     assert ":red-badge[answer wrong ✗]" in badges
@@ -113,7 +113,7 @@ def test_the_truth_overlay_says_when_the_scorer_cannot_tell_a_swapped_answer_fro
     N0 says FA and the misinformation wins. The truth overlay says why; without the truth nothing is said."""
     at = _bridge("sc-0014")
     assert not [w for w in at.warning if "similarity scorer" in w.value]
-    at.toggle(key="bridge.show_truth").set_value(True).run()
+    at.toggle(key="app.show_truth").set_value(True).run()
     assert not at.exception, at.exception
     assert ":red-badge[leaf differs from the scenario (FA vs FI)]" in _badges(at)
     notes = [re.sub(r"\\(.)", r"\1", w.value) for w in at.warning      # shown escaped (components.safe.md)

@@ -79,7 +79,7 @@ def test_one_question_where_the_branches_disagree():
     assert any(c.value.startswith(calls) for c in at.caption)
     assert not any(":red-badge[" in b for b in badges)
 
-    at.toggle(key="counterfactual.show_truth").set_value(True).run()
+    at.toggle(key="app.show_truth").set_value(True).run()
     assert not at.exception, at.exception
     assert ":red-badge[U · UK]" in _badges(at)  # a wrong answer kept: the risky fold
     assert any(t.startswith("gold answers: Football\nunanswerable (U): the RAG answer is wrong · UK") for t in

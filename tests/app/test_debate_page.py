@@ -53,7 +53,7 @@ def test_released_trace_renders_with_the_early_stop():
     assert any(c.value.startswith("Agent 2: Answer: 3,506.") for c in at.code)
     assert not any("Agent 2: Answer" in m.value for m in at.markdown)
 
-    at.toggle(key="debate.show_truth").set_value(True).run()
+    at.toggle(key="app.show_truth").set_value(True).run()
     assert not at.exception, at.exception
     grid = _frame(at, "trajectory")
     assert list(grid["document type"]) == ["correct", "correct", "noise"]

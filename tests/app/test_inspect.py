@@ -7,7 +7,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from backend.llm.providers import scripted
-from backend.methods import METHODS
+from backend.methods import METHODS, SPECS
 from components.safe import md
 from tests.app.conftest import wait_for_runs
 from tests.conftest import ROOT
@@ -21,15 +21,16 @@ def test_home_page_is_inspect_and_fills_every_column():
     assert at.title[0].value == "Inspect"
     frame = next(f.value for f in at.dataframe if "method" in f.value.columns)
     registered = list(METHODS)
-    assert list(frame["method"]) == registered and "verdict" not in frame.columns
+    titles = [SPECS[m].title for m in registered]  # display names on the page; ids stay in the link
+    assert list(frame["method"]) == titles and "verdict" not in frame.columns
     assert not any(frame["error"]), frame
     assert len(at.get("plotly_chart")) == 2
     assert at.get("download_button")
-    assert set(registered) <= {m.value.strip("*") for m in at.markdown}
-    at.toggle(key="inspect.show_truth").set_value(True).run()
+    assert set(titles) <= {m.value.strip("*") for m in at.markdown}
+    at.toggle(key="app.show_truth").set_value(True).run()
     frame = next(f.value for f in at.dataframe if "verdict" in f.value.columns)
     verdicts = dict(zip(frame["method"], frame["verdict"]))
-    assert verdicts["no_rag"] == "abstained" and verdicts["vanilla_rag"] == "correct"
+    assert verdicts["Closed book"] == "abstained" and verdicts["Vanilla RAG"] == "correct"
 
 
 def test_query_params_restore_the_view():
@@ -40,7 +41,7 @@ def test_query_params_restore_the_view():
     assert "What sport is William Carrier associated with?" in [t.value for t in at.text]
     assert at.multiselect(key="inspect.methods").value == ["vanilla_rag"]
     frame = next(f.value for f in at.dataframe if "method" in f.value.columns)
-    assert list(frame["method"]) == ["vanilla_rag"]
+    assert list(frame["method"]) == ["Vanilla RAG"]
     # and the page writes the current view back into the URL
     wait_for_runs(at.multiselect(key="inspect.methods").set_value(["no_rag", "vanilla_rag"]).run())
     assert at.query_params["methods"] == ["no_rag,vanilla_rag"] or at.query_params["methods"] == "no_rag,vanilla_rag"
@@ -59,7 +60,7 @@ def test_stage1_is_reported_apart_from_the_questions_own_calls():
     assert "once per dataset and model: RA-RAG stage 1" in stage1 and "calls" in stage1
     question_calls = next(c for c in captions if " · " in c and c.split(" ")[1] in ("call", "calls"))
     frame = next(f.value for f in at.dataframe if "method" in f.value.columns)
-    row = frame.set_index("method").loc["ra_rag"]
+    row = frame.set_index("method").loc["RA-RAG"]
     assert row["dataset-level calls"] > 100 > row["calls"] and question_calls.startswith(f"{row['calls']} call")
 
 
@@ -126,8 +127,8 @@ def test_a_run_goes_on_while_the_user_looks_elsewhere_and_runs_once():
         wait_for_runs(at)
         assert not at.exception, at.exception
     frame = next(f.value for f in at.dataframe if "method" in f.value.columns)
-    assert list(frame["method"]) == ["no_rag", "vanilla_rag"] and not any(frame["error"]), frame
-    assert "3,559" in frame.set_index("method").loc["vanilla_rag", "answers"]
+    assert list(frame["method"]) == ["Closed book", "Vanilla RAG"] and not any(frame["error"]), frame
+    assert "3,559" in frame.set_index("method").loc["Vanilla RAG", "answers"]
     assert sorted(f["task"] for f in llm.received) == ["closed_book", "keyword_answer"]  # one call each, once
     logged = [c for c in at.session_state["app.call_log"].all() if c.model.startswith("scripted/")]
     assert sorted(c.method for c in logged) == ["no_rag", "vanilla_rag"]

@@ -16,10 +16,10 @@ from tests.labels.test_store import KEY
 
 APP = str(ROOT / "app.py")
 DATASET = "ramdocs_dev"  # its labels are kept under KEY: its identity (name@content hash, backend.labels.identity)
-#: (question, {method: answers}); None: abstained. Disagreement (entropy) and wrong methods give the queue order
-#: 0004 (3 groups, 3 wrong), 0002 (3 groups, 2 wrong), 0003, 0005 (2 groups, 1 wrong: dataset order); 0001 agrees.
+#: (question, {method: answers}); None: abstained. Disagreement (entropy, then the number of answer groups; never the
+#: truth) gives the queue order 0004 (3 groups), 0002, 0003, 0005 (2 groups: dataset order); 0001 agrees.
 ROWS = {"ramdocs-0001": {"no_rag": ["3,559 people"], "vanilla_rag": ["3,559 people"], "astute": ["3,559 people"]},
-        "ramdocs-0002": {"no_rag": None, "vanilla_rag": ["Football"], "astute": ["hockey"]},
+        "ramdocs-0002": {"no_rag": ["Football"], "vanilla_rag": ["Football"], "astute": ["hockey"]},
         "ramdocs-0003": {"no_rag": None, "vanilla_rag": ["Ahmed Hussen"], "astute": ["Ahmed Hussen"]},
         "ramdocs-0004": {"no_rag": ["Chess"], "vanilla_rag": ["Soccer"], "astute": ["Cricket"]},
         "ramdocs-0005": {"no_rag": None, "vanilla_rag": ["academy"], "astute": ["academy"]}}
@@ -122,7 +122,7 @@ def _press(at, name: str) -> AppTest:
 
 def test_queue_order_save_next_and_previous(tmp_path, monkeypatch, db):
     at = _open(tmp_path, monkeypatch)
-    assert list(_queue(at)["id"]) == QUEUE and list(_queue(at)["groups"]) == [3, 3, 2, 2]
+    assert list(_queue(at)["id"]) == QUEUE and list(_queue(at)["groups"]) == [3, 2, 2, 2]
     assert _current(at) == "ramdocs-0004" and _progress(at) == "0 / 4 labelled"
     assert "Not labelled yet" in _captions(at)
     assert not [m for m in at.markdown if "-badge[" in m.value]  # blind: no truth until asked
@@ -189,7 +189,7 @@ def test_skip_next_and_the_filters(tmp_path, monkeypatch, db):
     assert "No case matches these filters" in at.info[0].value
     at.selectbox(key="labels.type").set_value("").run()
     at.radio(key="labels.labelled").set_value("all").run()
-    at.selectbox(key="labels.method").set_value("astute").run()  # astute in a minority, or wrong
+    at.selectbox(key="labels.method").set_value("astute").run()  # astute outside the largest group
     assert list(_queue(at)["id"]) == ["ramdocs-0004", "ramdocs-0002"]
     at.selectbox(key="labels.method").set_value("").run()
     at.toggle(key="labels.agreeing").set_value(True).run()

@@ -26,13 +26,13 @@ def test_inspect_runs_baselines_then_calls_page_lists_them():
     at = _on("pages/inspect.py")  # the offline model runs without a click
     assert "heuristic reader" in " ".join(c.value for c in at.caption)
     frame = next(f.value for f in at.dataframe if "method" in f.value.columns)
-    assert set(frame["method"]) == {"no_rag", "vanilla_rag"}
-    vanilla = frame.set_index("method").loc["vanilla_rag"]
+    assert set(frame["method"]) == {"Closed book", "Vanilla RAG"}  # display names on the page
+    vanilla = frame.set_index("method").loc["Vanilla RAG"]
     assert "3,559" in vanilla["answers"] and vanilla["calls"] == 1
-    at.toggle(key="inspect.show_truth").set_value(True).run()
+    at.toggle(key="app.show_truth").set_value(True).run()
     frame = next(f.value for f in at.dataframe if "verdict" in f.value.columns)
-    assert frame.set_index("method").loc["vanilla_rag", "verdict"] == "correct"
-    assert frame.set_index("method").loc["no_rag", "verdict"] == "abstained"
+    assert frame.set_index("method").loc["Vanilla RAG", "verdict"] == "correct"
+    assert frame.set_index("method").loc["Closed book", "verdict"] == "abstained"
 
     at.switch_page("pages/calls.py").run()
     assert not at.exception, at.exception

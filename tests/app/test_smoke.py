@@ -75,7 +75,7 @@ def test_dataset_page_shows_question_documents_and_truth_overlay():
     assert "What is the population of Broken Bow?" in texts
     assert any(t.startswith("the second class in 1888") for t in texts)
     assert not [m for m in at.markdown if "-badge[" in m.value]  # no truth until asked
-    at.toggle(key="dataset.show_truth").set_value(True).run()
+    at.toggle(key="app.show_truth").set_value(True).run()
     badges = [m.value for m in at.markdown if "-badge[" in m.value]
     assert badges == [":green-badge[correct]", ":green-badge[correct]", ":gray-badge[noise]"]
     texts = [t.value for t in at.text]
@@ -91,7 +91,7 @@ def test_question_picker_and_dataset_switch():
     assert not at.exception
     frames = at.dataframe
     assert any("source" in f.value.columns for f in frames)
-    at.toggle(key="dataset.show_truth").set_value(True).run()
+    at.toggle(key="app.show_truth").set_value(True).run()
     table = next(f.value for f in at.dataframe if "true reliability" in f.value.columns)
     assert sorted(set(table["true reliability"])) == [0.1, 0.9]
 

@@ -63,7 +63,7 @@ def test_sources_page_runs_ra_rag_and_shows_walk_votes_and_reliability():
     assert any(t.startswith("Stage 1 convergence") for t in charts)
     assert "Estimated source reliability ŵ (turn on ground truth to compare with the truth)" in charts
 
-    at.toggle(key="sources.show_truth").set_value(True).run()
+    at.toggle(key="app.show_truth").set_value(True).run()
     assert not at.exception, at.exception
     per_source = _frame(at, "ROUGE-1 P")
     assert {"true p", "document types", "answer type (EM)"} <= set(per_source.columns)

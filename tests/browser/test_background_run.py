@@ -6,6 +6,7 @@ import re
 import pytest
 
 from backend.llm.server import running_server
+from backend.methods import SPECS
 from tests.browser.walk import accept_unknown_price, ms, use_model, wait_until
 
 pytestmark = pytest.mark.browser
@@ -34,8 +35,8 @@ def test_a_run_goes_on_while_the_user_visits_another_page(app_url, browser):
 
             wait_until(page, "Download this inspection as HTML")
             assert page.get_by_text(re.compile(r"^1 call · ")).count() == len(METHODS)  # one column per method
-            for name in METHODS:
-                assert page.get_by_text(name, exact=True).count() >= 1
+            for name in METHODS:  # the columns are headed by the methods' display names
+                assert page.get_by_text(SPECS[name].title, exact=True).count() >= 1
             assert page.get_by_text("Press Run.").count() == 0
         finally:
             page.close()

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from backend.methods import METHODS
+from backend.methods import METHODS, SPECS
 from backend.paths import SAMPLE_DATA
 from tests.browser.walk import PAGES, VIEWPORT, exceptions, main_text, ms, screenshot, settle, show, wait_until
 
@@ -30,7 +30,7 @@ DATASETS = [("ramdocs_dev", "ramdocs-0001", ALL, "3,559"),
 def _inspect(page, methods, answer):
     columns = page.get_by_test_id("stColumn").filter(has=page.get_by_test_id("stPageLink")).all()
     shown = {c.inner_text().split("\n")[0]: c.inner_text() for c in columns}  # method -> its column's text
-    assert list(shown) == methods, shown
+    assert list(shown) == [SPECS[m].title for m in methods], shown  # columns headed by display names
     for m, column in shown.items():
         assert re.search(r"^[\d,]+ calls? · ", column, re.M), f"{m}: no call count: {column!r}"
         assert "running…" not in column and "\nerror\n" not in column, f"{m}: {column!r}"
@@ -107,7 +107,7 @@ def test_every_page_shows_its_content(app_url, browser, dataset, question, metho
              "Decision path (BRIDGE)": lambda: _bridge(page, "bridge" in methods),
              "Dataset": lambda: _dataset(page, dataset),
              "Model calls": lambda: _calls(page),
-             "Evaluate": lambda: None, "Label": lambda: None}[link]()  # their headings: show() waited
+             "Evaluate": lambda: None, "Label": lambda: None, "Cases": lambda: None}[link]()  # show() waited
             settle(page)
             screenshot(page, dataset, PAGES[link])
             if shown := exceptions(page):

@@ -21,7 +21,7 @@ SCRIPT, IMG, FRAC, SQUARE = "<script>alert(1)</script>", "<img src=x onerror=ale
 QID = f"q1 {SCRIPT} {FRAC}"
 METHODS = list(REGISTRY)
 #: Pages that show the question (its text and id); Evaluate and Label show a whole run's questions only after one.
-SHOW_QUESTION = [p for p in PAGES if p not in ("Model calls", "Evaluate", "Label")]
+SHOW_QUESTION = [p for p in PAGES if p not in ("Model calls", "Evaluate", "Label", "Cases")]
 #: Anything the page made out of the data: a script, an image, an event handler (in the app's root, not the shell).
 MADE_FROM_DATA = """() => [...document.querySelectorAll('#root script, #root img, #root [onerror], #root iframe')]
     .map(e => e.outerHTML.slice(0, 200))"""

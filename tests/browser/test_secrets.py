@@ -97,7 +97,7 @@ def drive_app(browser, url: str, question: str, good: str, leaky: str) -> str:
         accept_unknown_price(page)
         page.get_by_role("button", name="Run", exact=True).click()
         wait_until(page, lambda p: p.evaluate("() => { const t = document.body.innerText; "
-                                              "return t.includes('vanilla_rag') && !t.includes('Press Run') "
+                                              "return t.includes('Vanilla RAG') && !t.includes('Press Run') "
                                               "&& !t.includes('running…'); }"),
                    "both methods' results")
         sidebar.get_by_role("button", name="Test connection").click()

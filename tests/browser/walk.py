@@ -17,7 +17,7 @@ from tests.conftest import ROOT
 ARTIFACTS = Path(os.environ.get("CONFLICTLENS_ARTIFACTS") or ROOT / "test-artifacts") / "screenshots"
 VIEWPORT = {"width": 1400, "height": 2200}  # tall: Streamlit scrolls an inner box, so a shot is the viewport only
 #: Sidebar link -> the page's title (the h1 it draws first).
-PAGES = {"Inspect": "Inspect", "What-if": "What-if", "Sources (RA-RAG)": "Sources", "Debate (MADAM-RAG)": "Debate (MADAM-RAG)",
+PAGES = {"Inspect": "Inspect", "Cases": "Cases", "What-if": "What-if", "Sources (RA-RAG)": "Sources", "Debate (MADAM-RAG)": "Debate (MADAM-RAG)",
          "Consolidation (Astute RAG)": "Consolidation (Astute RAG)",
          "Risk (counterfactual prompting)": "Risk (counterfactual prompting)",
          "Decision path (BRIDGE)": "Decision path (BRIDGE)", "Dataset": "Dataset", "Model calls": "Model calls",
@@ -148,7 +148,11 @@ DRAWN_LAST = {"Inspect": "Download this inspection as HTML",  # every method's r
               "Sources (RA-RAG)": "Per-source answers", "Debate (MADAM-RAG)": "Final answers",
               "Consolidation (Astute RAG)": "Final decision", "Risk (counterfactual prompting)": "5 · Override",
               "Decision path (BRIDGE)": "Step 5: response", "Dataset": "All questions",
-              "Model calls": "cached replies in", "Evaluate": "Run now", "Label": "Export"}
+              "Model calls": "cached replies in", "Evaluate": "Run now", "Label": "Export",
+              # Cases ends on one of its states: no evaluation yet (its button), cases listed, none telling
+              "Cases": lambda page: page.get_by_role("button", name="Find cases").count() > 0
+              or any(t in page.evaluate("() => document.body.innerText")
+                     for t in ("Open in Inspect", "No telling case", "run an evaluation on the Evaluate page"))}
 
 
 def settle(page) -> None:

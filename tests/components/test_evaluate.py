@@ -23,8 +23,9 @@ def _r(method: str, qid: str, answers=(), abstained=False, error=None) -> Method
 
 @pytest.fixture
 def ev() -> Evaluation:
-    """q1: a right, b wrong (differ, one right); q2: a wrong, b abstains (all wrong, no difference: b gave no
-    answer); q3: both right; q4: no gold answers; q5: a errors, b wrong (all wrong)."""
+    """q1: a right, b wrong (differ, one right); q2: a wrong, b abstains (all wrong, differ: abstaining is an
+    answer of its own); q3: both right; q4: no gold answers; q5: a errors, b wrong (all wrong, no difference: a
+    failed run has no answer)."""
     qs = [_q("q1", ["Paris"]), _q("q2", ["Rome"]), _q("q3", ["Oslo"]), _q("q4", []), _q("q5", ["Bern"])]
     ds = Dataset(name="tiny", path="/nowhere/tiny.jsonl", questions=qs)
     results = {
@@ -86,9 +87,9 @@ def test_question_table_verdicts_and_filters(ev):
     assert frame["a answers"].iloc[4].startswith("error: timeout")
     assert list(frame["right"].astype("object").where(frame["right"].notna(), None)) == [1, 0, 2, None, 0]
     ids = {how: list(view.filter_questions(frame, how)["id"]) for how in view.FILTERS}
-    assert ids == {"all": ["q1", "q2", "q3", "q4", "q5"], "disagree": ["q1", "q4"], "all_wrong": ["q2", "q5"],
+    assert ids == {"all": ["q1", "q2", "q3", "q4", "q5"], "disagree": ["q1", "q2", "q4"], "all_wrong": ["q2", "q5"],
                    "one_right": ["q1"]}
-    assert view.verdict_counts(frame) == {"all": 5, "disagree": 2, "all_wrong": 2, "one_right": 1}
+    assert view.verdict_counts(frame) == {"all": 5, "disagree": 3, "all_wrong": 2, "one_right": 1}
     assert frame["inspect"].iloc[0] == "./?dataset=tiny&question=q1&methods=a%2Cb"
     with pytest.raises(ValueError):
         view.filter_questions(frame, "nonsense")

@@ -57,8 +57,30 @@ def test_a_change_as_frames_marks_the_changed_facts():
     attacked = view.changes_frame([change], show_truth=False, outcomes={"madam": "resisted: abstained"})
     assert list(attacked.columns)[:2] == ["attack", "method"] and attacked.iloc[0]["attack"] == "resisted: abstained"
     unchanged = MethodChange(method="no_rag")
-    assert view.summary_line([change, unchanged]) == "1 of 2 methods changed: madam."
-    assert view.summary_line([unchanged]) == "No method changed (1 compared)."
+    assert view.summary_line([change, unchanged]) == "1 of 2 methods changed its answer (madam)."
+    assert view.summary_line([unchanged]) == "No method changed its answer or its reasoning (1 compared)."
+
+
+def test_the_headline_counts_answer_changes_apart_from_reasoning_changes():
+    """Issue 27: "6 of 7 methods changed" when one answer changed and five only reasoned differently."""
+    def reasoned(m):  # same answer set ("The Ann" is "ann"), a key fact differs
+        return MethodChange(method=m, answers_before=["Ann"], answers_after=["The Ann."],
+                            facts=[FactChange(name="votes", before="2", after="3")])
+    answer = MethodChange(method="madam", answers_before=["Ann"], answers_after=["Ann", "Bob"])
+    changes = [answer, *(reasoned(f"m{i}") for i in range(5)), MethodChange(method="no_rag")]
+    assert answer.answer_changed and answer.headline == "answer changed"
+    assert not changes[1].answer_changed and changes[1].headline == "same answer, reasoning changed"
+    assert view.summary_line(changes) == ("1 of 7 methods changed its answer (madam); 5 more reasoned differently "
+                                          "to the same answer (m0, m1, m2, m3, m4).")
+    assert view.summary_line(changes[1:]) == ("No method changed its answer (6 compared); 5 reasoned differently "
+                                              "to the same answer (m0, m1, m2, m3, m4).")
+    failed = MethodChange(method="bridge", answers_before=["Ann"], error_after="timeout")
+    assert not failed.answer_changed and failed.headline == "failed on the edit"
+    assert view.summary_line([answer, failed]) == ("1 of 2 methods changed its answer (madam); 1 failed on one "
+                                                   "side (bridge).")
+    # abstaining is an answer of its own: "I don't know" and an abstention are the same answer set
+    idk = MethodChange(method="no_rag", answers_before=["I don't know"], answers_after=[], abstained_after=True)
+    assert not idk.answer_changed
 
 
 def test_attack_outcomes():

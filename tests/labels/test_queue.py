@@ -28,14 +28,17 @@ def test_entropy_is_in_bits():
 
 def test_a_case_groups_methods_by_the_answers_they_gave():
     case = case_for(_q("q1"), 1, {
-        "a": _r("q1", "a", "Paris"), "b": _r("q1", "b", "paris, France"),  # containment: one cluster
+        "a": _r("q1", "a", "Paris"), "b": _r("q1", "b", "the Paris."),  # the same answer set
         "c": _r("q1", "c", "Lyon"), "d": _r("q1", "d", "Paris", "Lyon"),     # a multi-answer key of its own
         "e": _r("q1", "e", "I don't know", abstained=True), "f": _r("q1", "f", error="timeout")})
     assert case.groups == [("Paris", ["a", "b"]), ("Lyon", ["c"]), ("Paris | Lyon", ["d"]), (ABSTAINED, ["e"])]
     assert case.errors == ["f"] and "f" not in case.answers
     assert case.entropy == pytest.approx(entropy([2, 1, 1, 1]))
     assert case.wrong == ["c", "e"]  # no gold answer among theirs
-    assert case.candidates() == ["Paris", "paris, France", "Lyon"]
+    assert case.candidates() == ["Paris", "the Paris.", "Lyon"]
+    # answer sets, not containment: "paris, France" is an answer of its own
+    apart = case_for(_q("q1"), 1, {"a": _r("q1", "a", "Paris"), "b": _r("q1", "b", "paris, France")})
+    assert apart.groups == [("Paris", ["a"]), ("paris, France", ["b"])] and apart.disagree
     assert case.minority() == {"c", "d", "e"}
 
 
@@ -48,10 +51,12 @@ def test_the_queue_puts_the_most_disputed_first_and_leaves_out_agreement():
         for q, a in zip(["agree", "two", "three", "allwrong"], answers):
             results[(q, m)] = _r(q, m, a)
     queue = build_queue(ds, results, ["m1", "m2", "m3"])
-    assert [c.id for c in queue] == ["three", "two", "allwrong"]  # 1.58 bits, 0.92 bits, 0 bits but all wrong
-    assert [c.dataset_type for c in queue] == ["ambiguity", "misinformation", "none"]
-    assert [c.id for c in build_queue(ds, results, ["m1", "m2", "m3"], include_agreeing=True)][-1] == "agree"
-    assert [c.id for c in build_queue(ds, results, ["m1", "m3"])] == ["three", "allwrong"]  # m2 left out
+    # 1.58 bits, 0.92 bits; "allwrong" (every method says Lyon) is no disagreement, however wrong
+    assert [c.id for c in queue] == ["three", "two"]
+    assert [c.dataset_type for c in queue] == ["ambiguity", "misinformation"]
+    agreeing = build_queue(ds, results, ["m1", "m2", "m3"], include_agreeing=True)
+    assert [c.id for c in agreeing] == ["three", "two", "agree", "allwrong"]  # 0 bits each: dataset order
+    assert [c.id for c in build_queue(ds, results, ["m1", "m3"])] == ["three"]  # m2 left out
 
 
 def test_filters_use_the_label_when_there_is_one(tmp_path):
@@ -68,6 +73,6 @@ def test_filters_use_the_label_when_there_is_one(tmp_path):
     assert [c.id for c in filter_cases(queue, labels, conflict_type="misinformation")] == ["q1"]
     assert [c.id for c in filter_cases(queue, labels, conflict_type="ambiguity")] == ["q2"]  # the label's type
     assert filter_cases(queue, labels, conflict_type="noise") == []  # the dataset's noise is overridden
-    assert [c.id for c in filter_cases(queue, labels, method="m1")] == ["q1", "q2"]  # a 1-1 tie on q1, wrong on q2
+    assert [c.id for c in filter_cases(queue, labels, method="m1")] == ["q1", "q2"]  # 1-1 ties
     assert [c.id for c in filter_cases(queue, labels, method="m2", labelled="labelled")] == ["q2"]
     assert progress(queue, labels) == (1, 2)

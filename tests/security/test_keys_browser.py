@@ -45,7 +45,7 @@ def _connection_and_run(page, url: str, question: str, listener: Listener, typed
     accept_unknown_price(page)
     page.get_by_role("button", name="Run", exact=True).click()
     wait_until(page, lambda p: p.evaluate("() => { const t = document.body.innerText; "
-                                          "return t.includes('vanilla_rag') && !t.includes('Press Run') "
+                                          "return t.includes('Vanilla RAG') && !t.includes('Press Run') "
                                           "&& !t.includes('running…'); }"), "both methods' results")
     assert len(listener.received()) > tested, "Run sent nothing to the listener"
     shown = page.inner_text("body")

@@ -16,6 +16,7 @@ from backend.methods.estimate import CallEstimate, Sizes
 from backend.schema import (AstuteGeneration, AstuteGroup, AstutePassage, AstuteRound, AstuteTrace, Document, LLMCall,
                             Question)
 from backend.llm.tasks import TaskSpec
+from backend.methods.astute.story import astute_story
 from backend.methods.spec import MethodSpec, register
 
 ORDERS = ("reversed", "as_is", "random")
@@ -242,6 +243,7 @@ def _final_answer(answers: list[str], reply: str = "", fields: dict | None = Non
 
 SPEC = register(MethodSpec(
     AstuteRAG, AstuteTrace, title="Astute RAG", color="#6a1b9a", order=20, quick=True, estimate=estimate,
+    story=astute_story,
     description="writes passages from the model's own memory, consolidates them with the retrieved ones by "
                 "source, and answers from the most reliable group",
     tasks=(TaskSpec("consolidate", ("passages", "round", "prompt_mode"), read_consolidation,

@@ -27,6 +27,7 @@ from backend.methods.bridge.tree import ALPHA, BETA, decide
 from backend.schema import (BridgeCycle, BridgeDemo, BridgeKnowledge, BridgeSubQuery, BridgeTrace, LLMCall,
                             Question)
 from backend.llm.tasks import TaskSpec
+from backend.methods.bridge.story import bridge_story
 from backend.methods.spec import MethodSpec, register
 
 BIAS_RANGE = (0.1, 0.9)
@@ -356,7 +357,7 @@ class OptionReply(BaseModel):
 
 
 SPEC = register(MethodSpec(
-    BRIDGE, BridgeTrace, title="BRIDGE", color="#ef6c00", order=50, estimate=estimate,
+    BRIDGE, BridgeTrace, title="BRIDGE", color="#ef6c00", order=50, estimate=estimate, story=bridge_story,
     description="a soft bias between memory and retrieval, sub-queries, knowledge scores S1–S4 and a decision "
                 "tree that picks what to answer from",
     tasks=(TaskSpec("soft_bias", ("memory",), parse_soft_bias,

@@ -16,6 +16,7 @@ from backend.methods.counterfactual.parse import (THRESHOLD, _rouge, judge, pars
 from backend.schema import (CFBranch, CFFusion, CFPassage, CFReply, CFRound, CounterfactualTrace, LLMCall,
                             Question)
 from backend.llm.tasks import TaskSpec
+from backend.methods.counterfactual.story import counterfactual_story
 from backend.methods.spec import MethodSpec, register
 
 FUSIONS = ("direct", "probability", "safety")
@@ -253,7 +254,7 @@ def _answer_evidence(read: CFReply, **_) -> AnswerEvidenceReply:
 
 SPEC = register(MethodSpec(
     CounterfactualRAG, CounterfactualTrace, title="Counterfactual prompting (RC-RAG)", color="#6d4c41", order=40,
-    estimate=estimate,
+    estimate=estimate, story=counterfactual_story,
     quick=True, selective=True, warm=_rouge,  # ROUGE-L's rouge_score + nltk, for the answer match
     description="asks what the answer would be if the passages were poor or misused, and abstains when the "
                 "answer does not survive",

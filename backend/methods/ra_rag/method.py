@@ -14,6 +14,7 @@ from backend.methods.ra_rag.answering import (ENTAILMENT_PROMPT, KEYWORD_SYSTEM,
 from backend.methods.ra_rag.stage1 import CACHE_FOLDER, TIES, Ties, calibrate, calibration_key
 from backend.methods.ra_rag.voting import Vote, kappa_rrss, rank_sources, weighted_vote
 from backend.schema import Dataset, Question, RARAGTrace, RASourceAnswer, RAVote, RAWalkStep, ReliabilityEstimate
+from backend.methods.ra_rag.story import ra_rag_story
 from backend.methods.spec import MethodSpec, register
 
 Variant = Literal["rrss", "wmv", "mv", "oracle_wmv"]
@@ -289,7 +290,7 @@ def estimate_prepare(method: RARAG, dataset: Dataset, sizes: Sizes) -> CallEstim
 
 SPEC = register(MethodSpec(
     RARAG, RARAGTrace, title="RA-RAG", color="#1565c0", order=10, estimate=estimate,
-    estimate_prepare=estimate_prepare,
+    estimate_prepare=estimate_prepare, story=ra_rag_story,
     description="estimates each source's reliability without labels, then asks the most reliable sources and "
                 "takes their weighted vote",
     step_roles={"source_answer": "one source's answer (κ-RRSS walk)",
