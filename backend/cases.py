@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from backend import files
 from backend.agreement import answer_set, disagree, groups
-from backend.methods import SPECS
+from backend.methods import title
 from backend.paths import SAMPLE_DATA
 from backend.schema import MethodResult, Question
 from backend.scoring import answer_kind, refused, verdict
@@ -56,9 +56,7 @@ class Case:
     why: str                       # one line
 
 
-def _t(name: str) -> str:
-    """A method's display name (its ``MethodSpec.title``); an unknown id as it is."""
-    return SPECS[name].title if name in SPECS else name
+_t = title  # a method's display name, short for the many sentences below
 
 
 def _q(text: str) -> str:

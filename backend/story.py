@@ -103,9 +103,9 @@ class Story:
 
 
 def _title(name: str) -> str:
-    from backend.methods import SPECS  # lazily: the methods' own story modules are imported by the registry
+    from backend.methods.spec import title  # lazily: the methods' own story modules are imported by the registry
 
-    return SPECS[name].title if name in SPECS else name
+    return title(name)
 
 
 def _story_fn(name: str):

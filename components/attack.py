@@ -22,7 +22,7 @@ import plotly.graph_objects as go
 
 from backend.report.layout import AXIS_TITLE_PX, every_category, legend_above, no_data
 from backend.report.palette import method_color
-from backend.methods import SPECS
+from backend.methods import title as method_title
 from backend.outputs import AttackError, AttackResult, AttackRow, method_order
 from backend.report.text import plural
 from backend.schema.summary import AttackSettings, AttackSummary
@@ -216,7 +216,7 @@ def render_controls(st, page: str, available: list[str], questions: int, model: 
         st.session_state[f"{page}.attack_limit"] = questions
     cols = st.columns([6, 3, 2])
     methods = cols[0].multiselect("methods", available, key=f"{page}.attack_methods",
-                                  format_func=lambda m: SPECS[m].title if m in SPECS else m)
+                                  format_func=method_title)
     ks = sorted(cols[1].multiselect("k: passages injected", list(range(11)), key=f"{page}.attack_ks",
                                     help="One attacked copy of each question per k; 0 is the clean question "
                                          "(a baseline)"))

@@ -8,7 +8,7 @@ import pandas as pd
 
 from backend.cost import cost_text
 from backend.llm.pricing import is_free
-from backend.methods import SPECS
+from backend.methods import SPECS, title as method_title
 from backend.report.text import plural
 from backend.schema import LLMCall
 from components.safe import md
@@ -77,7 +77,7 @@ def cost_line(calls: list[LLMCall]) -> str:
 
 def render_call(st, call: LLMCall) -> None:
     """One call verbatim: who made it, each prompt message, the response (or the error). Text as code blocks."""
-    who = SPECS[call.method].title if call.method in SPECS else call.method or "—"
+    who = method_title(call.method) if call.method else "—"
     st.caption(f"{md(who)} · {md(call.step)} · task {md(call.task)} · {md(call.model)} · "
                f"{'cache hit' if call.cache_hit else f'{call.latency_s:.3f} s'} · parents: "
                f"{md(', '.join(call.parents) or 'none')}")

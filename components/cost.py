@@ -11,7 +11,7 @@ import pandas as pd
 
 from backend.cost import RunEstimate
 from backend.llm.pricing import usd
-from backend.methods import SPECS
+from backend.methods import title as method_title
 from components.safe import md
 
 COLUMNS = ["calls", "prompt tokens", "completion tokens", "cost", "at most", "assumed"]
@@ -26,7 +26,7 @@ def estimate_frame(estimate: RunEstimate) -> pd.DataFrame:
     lengths and at most (every reply at its token limit), and what the estimate assumed."""
     rows = []
     for name, m in estimate.methods.items():
-        title = SPECS[name].title if name in SPECS else name
+        title = method_title(name)
         if not m.estimated:
             rows.append({"method": title, "calls": "not estimated", "prompt tokens": None, "completion tokens": None,
                          "cost": "—", "at most": "—", "assumed": "the method declares no estimate"})

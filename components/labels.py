@@ -21,7 +21,7 @@ from backend.labels.location import StoreChoices
 from backend.labels.model import CONFLICT_TYPES, MAX_NOTE, Label, LabelDraft
 from backend.labels.queue import ABSTAINED, Case
 from backend.labels.store import LabelStoreError, store_url
-from backend.methods import SPECS
+from backend.methods import title as method_title
 from backend.report.text import plural
 from backend.schema import Question
 
@@ -244,7 +244,7 @@ def render_case(st, case: Case, show_truth: bool, inspect_url: str | None, page:
             row[0].caption(answer.strip("()"))
         else:
             row[0].text(answer)
-        row[1].caption(", ".join(md(SPECS[m].title if m in SPECS else m) + (" ✗" if show_truth and m in case.wrong else "")
+        row[1].caption(", ".join(md(method_title(m)) + (" ✗" if show_truth and m in case.wrong else "")
                                  for m in methods))
     if show_truth:
         st.caption("Gold answers (the dataset's truth) · ✗: the method gives none of them")
@@ -303,7 +303,7 @@ def render_form(st, case: Case, values: FormValues, keys: dict[str, str], method
                        placeholder="none")
         options = [ANY] + methods
         st.selectbox("Best method", options,
-                     format_func=lambda m: (SPECS[m].title if m in SPECS else m) if m else "none",
+                     format_func=lambda m: method_title(m) if m else "none",
                      index=options.index(values.best_method) if values.best_method in options else 0,
                      key=keys["best_method"])
         st.text_area("Note", value=values.note, max_chars=MAX_NOTE, key=keys["note"], height=90)

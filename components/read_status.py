@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from backend.methods import SPECS
+from backend.methods import title as method_title
 from backend.report.text import plural
 from backend.schema import LLMCall, MethodResult
 from components.calls import role
@@ -91,4 +91,4 @@ def render_read_status(st, calls: Sequence[LLMCall], role_of: RoleOf = role, tit
 def render_results_read_status(st, results: Mapping[str, MethodResult]) -> None:
     """``render_read_status`` for each method of a page that shows several (Inspect), titled by the method."""
     for name, result in results.items():
-        render_read_status(st, result.calls, title=SPECS[name].title if name in SPECS else name)
+        render_read_status(st, result.calls, title=method_title(name))

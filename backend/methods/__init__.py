@@ -9,9 +9,9 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
-from backend.methods.spec import METHODS, SPECS, MethodSpec, register, unregister
+from backend.methods.spec import METHODS, SPECS, MethodSpec, register, title, unregister
 
-__all__ = ["METHODS", "SPECS", "MethodSpec", "UnknownMethod", "register", "resolve", "unregister"]
+__all__ = ["METHODS", "SPECS", "MethodSpec", "UnknownMethod", "register", "resolve", "title", "unregister"]
 
 for _info in pkgutil.iter_modules(__path__):
     importlib.import_module(f"{__name__}.{_info.name}")

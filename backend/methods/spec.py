@@ -137,3 +137,8 @@ class _Registered(Mapping[str, T]):
 SPECS: Mapping[str, MethodSpec] = _Registered("SPECS", lambda spec: spec)
 #: every registered method's class, by name, in display order
 METHODS: Mapping[str, type[Method]] = _Registered("METHODS", lambda spec: spec.cls)
+
+
+def title(name: str) -> str:
+    """A method's display name (``RA-RAG``) for its id (``ra_rag``); an unknown id as it is."""
+    return SPECS[name].title if name in SPECS else name

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from backend.methods import METHODS, SPECS
+from backend.methods import METHODS, title as method_title
 
 #: The one truth toggle's key (every page's "Show ground truth" is this widget).
 TRUTH_KEY = "app.show_truth"
@@ -20,9 +20,7 @@ FLAGS = {"1": True, "0": False}
 TRUTH_HELP = "Colour answers by gold / wrong, on every page. Methods never see these."
 
 
-def title(name: str) -> str:
-    """A method's display name (``RA-RAG``) for an id (``ra_rag``); an unknown id as it is."""
-    return SPECS[name].title if name in SPECS else name
+title = method_title  # a method's display name (backend.methods.title), as the pages import it here
 
 
 def titled(results: dict) -> dict:
