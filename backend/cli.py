@@ -188,6 +188,8 @@ class _Bars:
                 self.bars[what] = tqdm(total=total, desc=clean(what), unit=unit, file=sys.stderr)
             if what in self.bars:
                 self.bars[what].update(done - self.bars[what].n)
+                if done >= total:  # closed when complete: its rate and time stop there, not when the command ends
+                    self.bars[what].close()
         return update
 
     def close(self) -> None:
@@ -205,8 +207,42 @@ def _prepare_with_progress(runner, names: list[str]) -> None:
         bars.close()
 
 
+def _run_staged(runner, question, names: list[str]):
+    """``Runner.run_staged``: the methods with nothing to prepare run at once, each other one after its own
+    preparation (a progress bar per stage); a line on stderr as each method finishes (stdout keeps the table or the
+    one JSON object)."""
+    import threading
+    import time
+
+    from backend.methods import title
+
+    bars, lock, start = _Bars(), threading.Lock(), time.perf_counter()
+
+    def progress(stage: str, done: int, total: int, unit: str) -> None:
+        with lock:
+            bars.step(stage, unit=unit)(done, total)
+
+    def finished(result) -> None:
+        from tqdm import tqdm
+
+        what = f"error: {result.error}" if result.error else "; ".join(result.answers) or "no answer"
+        with lock:  # above any progress bar still running, never inside its line
+            tqdm.write(clean(f"[{time.perf_counter() - start:5.1f} s] {title(result.method)}: {what[:120]}"),
+                       file=sys.stderr)
+
+    try:
+        return runner.run_staged(question, names, on_result=finished, on_progress=progress)
+    finally:
+        bars.close()
+
+
 def _cmd_inspect(args: argparse.Namespace) -> int:
+    from backend import warmup
     from backend.methods import UnknownMethod, resolve
+
+    # the embedding model, the methods' own imports and litellm load while the dataset loads (litellm last: a re-open
+    # answered from the reply cache never needs it, and first it cost a cold look 0.5 s less and a re-open 2-4 s more)
+    warmup.start()
 
     ds = _load_or_exit(args.dataset, args.format)
     try:
@@ -218,8 +254,7 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
     runner = _runner(args, ds)
     if (code := _cost_gate(args, runner, [question], names)) is not None:
         return code
-    _prepare_with_progress(runner, names)
-    results = runner.run(question, names)
+    results = _run_staged(runner, question, names)
     if args.html:
         from backend.report import report_html
 

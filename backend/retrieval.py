@@ -40,10 +40,9 @@ import chromadb
 from chromadb import Documents, EmbeddingFunction, Embeddings
 from chromadb.config import Settings
 from chromadb.utils.embedding_functions import register_embedding_function
-from pydantic import BaseModel, ConfigDict
-
 from backend import embeddings
 from backend.errors import mask_secrets, mask_url
+from backend.hits import DocumentLookup, Hit  # Hit re-exported: ``backend.retrieval.Hit`` as before
 from backend.paths import default_cache_dir
 from backend.schema import Dataset, Document, EvidenceMode, Question
 
@@ -156,19 +155,6 @@ class BuildStats:
         return {**asdict(self), "embedded": self.embedded, "total": self.total}
 
 
-class Hit(BaseModel):
-    """One retrieved document. ``score`` is the cosine similarity (1 - cosine distance)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    rank: int  # 1-based
-    doc_id: str
-    question_id: str
-    source: str
-    text: str
-    score: float
-
-
 # --------------------------------------------------------------------------------------------------
 # naming and opening
 
@@ -267,7 +253,7 @@ def _batches(items: Sequence[Any], size: int) -> Iterable[Sequence[Any]]:
 # the retriever
 
 
-class Retriever:
+class Retriever(DocumentLookup):
     """Dense top-k retrieval over all documents of one dataset, optionally restricted to one source.
 
     ``cache_dir`` defaults to :func:`backend.paths.default_cache_dir`; the index goes in its ``index/``
@@ -347,6 +333,13 @@ class Retriever:
         """Documents currently in the index."""
         return self._call("count", self._collection.count)
 
+    #: The name of :meth:`build`'s progress stage (``Runner.prepare_all``).
+    stage = "Embedding documents"
+
+    def embed(self, texts: Sequence[str]) -> Any:
+        """Texts embedded as the index's documents and queries are (``whatif.overlay``)."""
+        return self._ef(list(texts))
+
     # -- building ------------------------------------------------------------------------------------
 
     def build(self, on_progress: ProgressCallback | None = None) -> BuildStats:
@@ -403,9 +396,9 @@ class Retriever:
                 # nothing to get (backend.vectors) 64-row upserts took 2.4 CPU-s and 8 s for multisource's 3,326
                 # documents, 1,000-row ones 1.8 CPU-s and 4 s.
                 if len(ids) >= UPSERT_ROWS or n * EMBED_BATCH >= len(texts):
-                    for start in range(0, len(ids), step):
-                        part = ids[start:start + step]
-                        self._call("upsert", self._collection.upsert, ids=part, embeddings=rows[start:start + step],
+                    for at in range(0, len(ids), step):
+                        part = ids[at:at + step]
+                        self._call("upsert", self._collection.upsert, ids=part, embeddings=rows[at:at + step],
                                    metadatas=[self._metadata(*self._docs[i]) for i in part])
                     ids, rows = [], []
                 done += len(chunk_ids)
@@ -508,29 +501,6 @@ class Retriever:
              for rank, (doc_id, meta, dist) in enumerate(zip(ids, metas, distances), start=1)]
             for ids, metas, distances in zip(result["ids"], result["metadatas"], result["distances"])
         ]
-
-    def document(self, doc_id: str) -> Document:
-        """The dataset's ``Document`` with this id (labelled or not, as the dataset is)."""
-        try:
-            return self._docs[doc_id][1]
-        except KeyError:
-            raise KeyError(f"no document with id {doc_id!r} in {self.dataset.name}") from None
-
-    def retrieve(self, query: str, k: int = 3, source: str | None = None,
-                 exclude_question: str | None = None) -> list[Document]:
-        """Like :meth:`search` but returns the dataset's ``Document`` objects."""
-        return [self.document(hit.doc_id) for hit in self.search(query, k, source, exclude_question)]
-
-    @staticmethod
-    def given(question: Question) -> list[Document]:
-        """The ``given`` evidence: the question's own documents, in dataset order."""
-        return list(question.documents)
-
-    def evidence(self, question: Question, mode: EvidenceMode = "given", k: int = 3,
-                 source: str | None = None) -> list[Document]:
-        """Evidence for a question: its own documents (``given``) or the top ``k`` from the whole corpus,
-        optionally from one source (``retrieve``)."""
-        return evidence(question, mode, self, k=k, source=source)
 
 
 def evidence(question: Question, mode: EvidenceMode, retriever: Retriever | None = None, k: int = 3,

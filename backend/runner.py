@@ -10,6 +10,9 @@ truth-stripped dataset on first need, inside that method's own task (the others 
 it in memory and on disk (``backend.prepared``) under the method's key. ``prepare_all`` computes every artefact a
 set of methods needs before a run, with each stage's progress (the CLI, the app and the Ray driver call it); one
 artefact is computed once in the process however many threads, event loops and runners ask for it at once.
+``run_staged`` runs the methods with nothing to prepare at once and each other one after its own preparation, so
+a first look shows results while a long stage runs. The retriever a method searches depends on the evidence mode
+(``Runner.retriever``: the dense index in ``retrieve`` mode, BRIDGE's BM25-then-dense corpus retriever otherwise).
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from backend import prepared as store
+from backend import steps
 from backend.errors import text_of
 from backend.llm.cache import CallCache
 from backend.llm.client import CallLog, LLMClient, LLMConfig, default_cache
@@ -44,6 +48,15 @@ INDEX_STAGE = "Embedding documents"
 #: being computed (another thread, event loop or runner) waits for that computation instead of starting a second one.
 _FLIGHTS: dict[tuple[str, str, str, bool], concurrent.futures.Future] = {}
 _FLIGHTS_LOCK = threading.Lock()
+
+
+def index_step(retriever: Any) -> tuple:
+    """The step key of ``retriever``'s index build in ``backend.steps``: its kind, location and collection (two
+    retriever objects over one index share it), else the object itself."""
+    location = getattr(retriever, "location", None)
+    if location is None:
+        return "index", id(retriever)
+    return "index", type(retriever).__name__, str(location), getattr(retriever, "collection_name", "")
 
 
 @dataclass
@@ -92,14 +105,31 @@ class Runner:
         return self._stripped
 
     def retriever(self):
-        """The retriever over the truth-stripped dataset (same on-disk index as the labelled one)."""
+        """The retriever over the truth-stripped dataset that methods search in this evidence mode: in ``retrieve``
+        mode the dense index (``backend.retrieval``: every method retrieves its evidence there, BRIDGE's K_ret
+        too); in ``given`` mode only a method that needs the whole corpus searches (BRIDGE's K_ret), and it gets the
+        BM25-then-dense corpus retriever (``backend.corpus``: built in under a second and kept on disk, where the
+        dense index embeds every document first). ``retriever_source`` and ``chroma_url`` are the dense index's."""
         with self._retriever_lock:  # a long-lived runner serves several threads
             if self._retriever is None:
-                from backend.retrieval import Retriever
+                if self.evidence_mode != "retrieve":
+                    from backend import corpus
 
-                self._retriever = (self.retriever_source() if self.retriever_source
-                                   else Retriever(self.stripped, chroma_host=self.chroma_url or None))
+                    self._retriever = corpus.shared(self.stripped)
+                else:
+                    from backend.retrieval import Retriever
+
+                    self._retriever = (self.retriever_source() if self.retriever_source
+                                       else Retriever(self.stripped, chroma_host=self.chroma_url or None))
             return self._retriever
+
+    def index_ready(self) -> bool:
+        """Whether the retriever is ready to search without a build (in this process, or saved for this content)."""
+        if self._retriever is None and self.evidence_mode == "retrieve" and self.retriever_source is None:
+            return False  # a dense index of its own, not opened yet (opening it costs a sync); a shared one may be built
+        retriever = self.retriever()
+        ready = getattr(retriever, "ready", None)
+        return ready() if ready is not None else getattr(retriever, "last_build", None) is not None
 
     def method(self, name: str) -> Method:
         return METHODS[name](**self.method_params.get(name, {}))
@@ -160,6 +190,48 @@ class Runner:
             raise ValueError(f"{name}: the artefact was computed for other data, model or parameters")
         self._prepared[(name, key)] = (artefact, preparation)
 
+    # -- long steps, published process-wide (``backend.steps``) so that whoever waits for one sees its progress
+
+    def _flight(self, name: str, key: str) -> tuple[str, str, str, bool]:
+        """The computation of ``name``'s artefact ``key`` in ``_FLIGHTS`` (and, prefixed, in ``backend.steps``)."""
+        return self.method(name).prepared_folder or name, self.stripped.name, key, self.llm.cache_mode == "replay"
+
+    def index_label(self) -> str:
+        """The name of the index build's step (the retriever's own, e.g. BM25's, else ``INDEX_STAGE``)."""
+        return getattr(self.retriever(), "stage", INDEX_STAGE)
+
+    def build_index(self, on_progress: Progress | None = None) -> None:
+        """Build (or sync) the retriever's index, published as a step under ``index_step(retriever)``. While another
+        thread builds the same index, wait for that build (its step is what the waiting runs show) and sync only if
+        the index is still not ready after it."""
+        retriever = self.retriever()
+        key = index_step(retriever)
+        if (other := steps.current(key)) is not None:
+            other.ended.wait()
+            if self.index_ready():
+                return
+        with steps.step(key, self.index_label(), "document", also=on_progress) as report:
+            retriever.build(on_progress=report)
+
+    def waiting(self, names: list[str]) -> list[tuple[steps.Stage, list[str]]]:
+        """The steps in progress in this process (computed by any runner, thread or session) that ``names`` wait
+        for: the build of the index they search (once this runner has its retriever) and their artefacts' flights;
+        each with the methods waiting for it, in ``names`` order. Never computes anything."""
+        found: dict[int, tuple[steps.Stage, list[str]]] = {}
+        for name in names:
+            keys = []
+            try:
+                if self.needs_index(name) and self._retriever is not None:
+                    keys.append(index_step(self._retriever))
+                if (key := self.prepare_key(name)) is not None:
+                    keys.append(("prepare", *self._flight(name, key)))
+            except Exception:  # noqa: BLE001 - a key that cannot be computed: its run reports why
+                continue
+            for k in keys:
+                if (stage := steps.current(k)) is not None:
+                    found.setdefault(id(stage), (stage, []))[1].append(name)
+        return list(found.values())
+
     async def aprepare(self, name: str, on_progress: Progress | None = None,
                        refresh: bool = False) -> BaseModel | None:
         """``name``'s artefact, computed when missing (or when ``refresh``); None when it needs none."""
@@ -171,7 +243,7 @@ class Runner:
         # one computation per artefact in the process: concurrent questions, runs, threads and runners share it. A
         # replay (answers from the reply cache only, failing on a miss) never joins a live computation, nor a live one
         # a replay: one would wait minutes for what it may not compute, the other inherit a cache miss as its failure
-        flight = (self.method(name).prepared_folder or name, self.stripped.name, key, self.llm.cache_mode == "replay")
+        flight = self._flight(name, key)
         with _FLIGHTS_LOCK:
             future = _FLIGHTS.get(flight)
             owner = future is None and (refresh or (name, key) not in self._prepared)
@@ -188,7 +260,9 @@ class Runner:
             if not refresh and (found := self._lookup(name)) is not None:  # saved by a flight that just ended
                 future.set_result(found)
                 return found[0]
-            artefact = await self._compute(name, key, on_progress)
+            # published process-wide while it runs: every run waiting for this flight (any session) shows it
+            with steps.step(("prepare", *flight), self.method(name).prepare_label, "call", also=on_progress) as report:
+                artefact = await self._compute(name, key, report)
             future.set_result(self._prepared[(name, key)])
             return artefact
         except BaseException as err:  # the waiters get the same failure (an interruption as a plain error)
@@ -207,25 +281,34 @@ class Runner:
         error instead of trying again (one failed stage 1, not one per question of a batch); the other methods still
         prepare."""
         failures: dict[str, str] = {}
+        for name in dict.fromkeys(names):
+            if (why := run_sync(self._aprepare_one(name, on_progress))) is not None:
+                failures[name] = why
+        return failures
 
+    async def _aprepare_one(self, name: str, on_progress: StageProgress | None = None) -> str | None:
+        """``prepare_all`` for one method; None, or why its index or its preparation failed."""
         def stage(label: str, unit: str) -> Progress | None:
             return None if on_progress is None else lambda done, total: on_progress(label, done, total, unit)
 
-        for name in dict.fromkeys(names):
-            self._failed.pop(name, None)  # a new run or batch tries again
-            try:
-                if self.prepare_key(name) is None or self.prepared(name) is not None:
-                    continue
-                if self.needs_index(name):
-                    self.retriever().build(on_progress=stage(INDEX_STAGE, "document"))
-            except Exception as err:  # noqa: BLE001 - this method's failure; the others still prepare
-                failures[name] = text_of(err)  # a ValidationError by its fields, never its input
-                continue
-            try:
-                self.prepare(name, on_progress=stage(self.method(name).prepare_label, "call"))
-            except Exception as err:  # noqa: BLE001 - as above; its runs report it
-                failures[name] = self._failed[name] = text_of(err)
-        return failures
+        self._failed.pop(name, None)  # a new run or batch tries again
+        try:
+            todo = self.prepare_key(name) is not None and self.prepared(name) is None
+            # the index first, as a named stage, for a method that searches it: synced before a preparation that
+            # searches it, built when missing for any other (not left to the method's first search, where a long
+            # build would show as nothing but a method still running); on a thread: building never needs the loop
+            if self.needs_index(name) and (todo or not self.index_ready()):
+                await asyncio.to_thread(self.build_index, stage(self.index_label(), "document"))
+            if not todo:
+                return None
+        except Exception as err:  # noqa: BLE001 - this method's failure; the others still prepare
+            return text_of(err)  # a ValidationError by its fields, never its input
+        try:
+            await self.aprepare(name, on_progress=stage(self.method(name).prepare_label, "call"))
+        except Exception as err:  # noqa: BLE001 - as above; its runs report it
+            self._failed[name] = text_of(err)
+            return self._failed[name]
+        return None
 
     async def _compute(self, name: str, key: str, on_progress: Progress | None) -> BaseModel:
         method, ctx, start = self.method(name), self.context(name), time.perf_counter()
@@ -273,7 +356,8 @@ class Runner:
     async def _run_one(self, name: str, q: Question, edited: tuple[Question, str] | None = None) -> MethodResult:
         method, started = self.method(name), time.time()
         try:
-            if name in self._failed:  # failed in this batch's ``prepare_all``: not tried again per question
+            # failed in this batch's ``prepare_all``: not tried again per question, unless computed since elsewhere
+            if name in self._failed and self.prepared(name) is None:
                 raise RuntimeError(self._failed[name])
             artefact = await self.aprepare(name)
         except Exception as err:  # noqa: BLE001 - reported as this method's error; the others still run
@@ -292,6 +376,41 @@ class Runner:
     def run(self, question: Question, methods: list[str], on_result: ResultCallback | None = None,
             sequential: bool = False) -> dict[str, MethodResult]:
         return run_sync(self.arun(question, methods, on_result, sequential))
+
+    def pending(self, methods: list[str]) -> list[str]:
+        """The methods with dataset-level work still to do before they can answer: an artefact not computed yet
+        (in memory or on disk), or an index to build that they search."""
+        out = []
+        for name in methods:
+            try:
+                todo = self.prepare_key(name) is not None and self.prepared(name) is None
+                if todo or (self.needs_index(name) and not self.index_ready()):
+                    out.append(name)
+            except Exception:  # noqa: BLE001 - e.g. an index that cannot be opened: its preparation reports it
+                out.append(name)
+        return out
+
+    def run_staged(self, question: Question, methods: list[str], on_result: ResultCallback | None = None,
+                   on_progress: StageProgress | None = None) -> dict[str, MethodResult]:
+        """All ``methods`` on ``question``, the ready ones first: the methods with nothing to prepare start at once,
+        while each other method prepares (as ``prepare_all``, with ``on_progress``) and then runs, so a long stage 1
+        holds up only its own method. One event loop for all (litellm's logging worker follows one loop at a time).
+        Keys keep ``methods`` order."""
+        return run_sync(self.arun_staged(question, methods, on_result, on_progress))
+
+    async def arun_staged(self, question: Question, methods: list[str], on_result: ResultCallback | None = None,
+                          on_progress: StageProgress | None = None) -> dict[str, MethodResult]:
+        waiting = self.pending(methods)
+        ready = [m for m in methods if m not in waiting]
+
+        async def later(name: str) -> dict[str, MethodResult]:
+            await self._aprepare_one(name, on_progress)  # a failure is reported by the run, as the method's error
+            return await self.arun(question, [name], on_result)
+
+        parts = await asyncio.gather(*([self.arun(question, ready, on_result)] if ready else []),
+                                     *(later(m) for m in waiting))
+        results = {name: result for part in parts for name, result in part.items()}
+        return {m: results[m] for m in methods}
 
     def run_iter(self, question: Question, methods: list[str]) -> Iterator[MethodResult]:
         """Yield each method's result as soon as it finishes (the run happens on a worker thread)."""

@@ -281,32 +281,38 @@ def render_exports(st, versions: Callable[[], list[Label]], dataset: str, page: 
 
 
 def render_form(st, case: Case, values: FormValues, keys: dict[str, str], methods: list[str], page: str,
-                on_save: Callable[[], None], on_move: Callable[[str], None]) -> None:
+                on_save: Callable[[], None], on_move: Callable[[str], None],
+                on_edit: Callable[[str], None] | None = None) -> None:
     """The label form, prefilled with ``values``; its buttons call ``on_save`` / ``on_move(direction)`` before the
-    page reruns (Streamlit callbacks), with the form's values in session state under ``keys``."""
+    page reruns (Streamlit callbacks), with the form's values in session state under ``keys``; a field that
+    changes calls ``on_edit(field)`` first (its ``on_change``)."""
     q = case.question
     docs = document_choices(q)
     types = list(CONFLICT_TYPES)
+
+    def edit(name: str) -> dict:
+        return {"key": keys[name], "on_change": on_edit, "args": (name,)} if on_edit else {"key": keys[name]}
+
     with st.container(border=True, key=f"{page}-form"):
-        st.multiselect("Accepted answers", case.candidates(), default=values.picked, key=keys["picked"],
+        st.multiselect("Accepted answers", case.candidates(), default=values.picked, **edit("picked"),
                        placeholder="pick among the methods' answers",
                        help="Every answer a method gave, once. Answers no method gave go in the box below.")
-        st.text_area("Other accepted answers, one per line", value=values.typed, key=keys["typed"], height=68)
+        st.text_area("Other accepted answers, one per line", value=values.typed, **edit("typed"), height=68)
         st.checkbox("Unanswerable: the documents support no answer", value=values.unanswerable,
-                    key=keys["unanswerable"])
+                    **edit("unanswerable"))
         st.selectbox("Conflict type", types, format_func=CONFLICT_TYPES.get, placeholder="not judged",
                      index=types.index(values.conflict_type) if values.conflict_type in types else None,
-                     key=keys["conflict_type"])
+                     **edit("conflict_type"))
         st.multiselect("Wrong documents", list(docs), default=values.wrong_documents, format_func=docs.get,
-                       key=keys["wrong_documents"], placeholder="none")
-        st.multiselect("Wrong sources", source_choices(q), default=values.wrong_sources, key=keys["wrong_sources"],
+                       **edit("wrong_documents"), placeholder="none")
+        st.multiselect("Wrong sources", source_choices(q), default=values.wrong_sources, **edit("wrong_sources"),
                        placeholder="none")
         options = [ANY] + methods
         st.selectbox("Best method", options,
                      format_func=lambda m: method_title(m) if m else "none",
                      index=options.index(values.best_method) if values.best_method in options else 0,
-                     key=keys["best_method"])
-        st.text_area("Note", value=values.note, max_chars=MAX_NOTE, key=keys["note"], height=90)
+                     **edit("best_method"))
+        st.text_area("Note", value=values.note, max_chars=MAX_NOTE, **edit("note"), height=90)
         with st.container(horizontal=True):  # sized to their labels and shortcut hints, wrapping when narrow
             st.button("Save & next", type="primary", on_click=on_save, key=f"{page}.save",
                       shortcut=SHORTCUTS["save"])

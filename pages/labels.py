@@ -29,6 +29,7 @@ ensure_navigation()
 init_page_state(PAGE, {"store": "", "analyst": "", "source": "run", "run": "", "path": "", "methods": CHEAP,
                        "limit": 20, "type": view.ANY, "method": view.ANY, "labelled": "unlabelled",
                        "agreeing": False, "show_truth": False})
+session.count_edits()  # first: the sidebar links' guard reads it (components.session.labels._GUARD)
 st.title("Label")
 selection = require_selection(model_note=False)
 ds = selection.dataset
@@ -107,7 +108,7 @@ if case.id not in {c.id for c in shown}:
     st.caption("This case is outside the filters (labelled meanwhile, or opened with Previous).")
 
 # --- the case and its label ---
-session.scroll_to_case(qs, CASE_BOX)
+session.scroll_to_case(qs, CASE_BOX, f"{PAGE}-form")  # the form's box: components.labels.render_form
 left, right = st.container(key=CASE_BOX).columns([3, 2], gap="large")
 with left:
     truth = st.toggle("Show the dataset's truth", key=key(PAGE, "show_truth"),

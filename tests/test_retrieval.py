@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
 
 import chromadb
@@ -86,8 +87,10 @@ def encode_calls(monkeypatch):
 def test_per_source_filter_returns_only_that_source(tmp_path):
     ds = tiny_dataset()
     with Retriever(ds, tmp_path) as r:
+        began = time.perf_counter()
         stats = r.build()
         assert stats == BuildStats(added=12, seconds=stats.seconds)
+        assert 0 <= stats.seconds <= time.perf_counter() - began + 0.001  # its own time (rounded), not a loop index
         for source in ("wiki", "news", "blog"):
             expected = {d.id for _, d in ds.documents() if d.source == source}
             hits = r.search("capital of France", k=10, source=source)

@@ -47,6 +47,9 @@ class CachedReply:
     #: what the reply cost when the model was called (``backend.llm.pricing.reply_cost``; None: unknown): a later hit
     #: costs nothing and shows this as the cost it saved
     cost_usd: float | None = None
+    #: how long the call took when the model was called (None: a reply cached before latencies were recorded): a
+    #: later hit shows this rather than its own cache-read time
+    latency_s: float | None = None
 
 
 class CallCache:
@@ -63,26 +66,31 @@ class CallCache:
             self._db.execute("CREATE TABLE IF NOT EXISTS calls (key TEXT PRIMARY KEY, model TEXT NOT NULL, "
                              "response TEXT NOT NULL, prompt_tokens INTEGER, completion_tokens INTEGER, "
                              "created REAL)")
+            # one method's run on one question, keyed by the requests it made: the wall time of the run that made
+            # the replies, shown for a later run that read them all from the cache (``LLMClient.first_run_s``)
+            self._db.execute("CREATE TABLE IF NOT EXISTS runs (key TEXT PRIMARY KEY, model TEXT NOT NULL, "
+                             "wall_s REAL NOT NULL, created REAL)")
             columns = {row[1] for row in self._db.execute("PRAGMA table_info(calls)")}
-            if "cost_usd" not in columns:  # a cache written before costs were recorded keeps its replies
-                try:
-                    self._db.execute("ALTER TABLE calls ADD COLUMN cost_usd REAL")
-                except sqlite3.OperationalError:  # another process added it between the look and the change
-                    pass
+            for column in ("cost_usd", "latency_s"):  # a cache written before these were recorded keeps its replies
+                if column not in columns:
+                    try:
+                        self._db.execute(f"ALTER TABLE calls ADD COLUMN {column} REAL")
+                    except sqlite3.OperationalError:  # another process added it between the look and the change
+                        pass
             self._db.commit()
 
     def get(self, key: str) -> CachedReply | None:
         with self._lock:
-            row = self._db.execute("SELECT response, prompt_tokens, completion_tokens, cost_usd FROM calls "
+            row = self._db.execute("SELECT response, prompt_tokens, completion_tokens, cost_usd, latency_s FROM calls "
                                    "WHERE key = ?", (key,)).fetchone()
-        return CachedReply(row[0], row[1] or 0, row[2] or 0, row[3]) if row else None
+        return CachedReply(row[0], row[1] or 0, row[2] or 0, row[3], row[4]) if row else None
 
     def put(self, key: str, model: str, reply: CachedReply) -> None:
         with self._lock:
             self._db.execute("INSERT OR REPLACE INTO calls (key, model, response, prompt_tokens, completion_tokens, "
-                             "created, cost_usd) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                             "created, cost_usd, latency_s) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                              (key, model, reply.response, reply.prompt_tokens, reply.completion_tokens,
-                              time.time(), reply.cost_usd))
+                              time.time(), reply.cost_usd, reply.latency_s))
             self._db.commit()
 
     def stats(self) -> dict[str, Any]:
@@ -96,8 +104,24 @@ class CallCache:
         with self._lock:
             cur = (self._db.execute("DELETE FROM calls WHERE model = ?", (model,)) if model
                    else self._db.execute("DELETE FROM calls"))
+            deleted = cur.rowcount
+            if model:
+                self._db.execute("DELETE FROM runs WHERE model = ?", (model,))
+            else:
+                self._db.execute("DELETE FROM runs")
             self._db.commit()
-            return cur.rowcount
+            return deleted
+
+    def put_run(self, key: str, model: str, wall_s: float) -> None:
+        with self._lock:
+            self._db.execute("INSERT OR REPLACE INTO runs (key, model, wall_s, created) VALUES (?, ?, ?, ?)",
+                             (key, model, wall_s, time.time()))
+            self._db.commit()
+
+    def get_run(self, key: str) -> float | None:
+        with self._lock:
+            row = self._db.execute("SELECT wall_s FROM runs WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
 
     def close(self) -> None:
         with self._lock:

@@ -25,8 +25,10 @@ any other api_base gets only a key typed for it (``LLMClient._key``, just before
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import hashlib
 import os
+import sqlite3
 import sys
 import threading
 import time
@@ -56,9 +58,15 @@ from backend.schema import LLMCall
 OFFLINE_MODEL = "offline/reader"
 
 
+#: Set once a call has needed litellm: ``backend.warmup`` then loads it before its other loads, which would only
+#: compete with that import (the GIL) while the call, a first look's first result, waits for it.
+LITELLM_WANTED = threading.Event()
+
+
 def _litellm():
     """litellm with the project's providers registered, imported by the first call that needs it: it takes ~2 CPU-s,
     which a page that only shows results, or a run answered from the reply cache, never pays."""
+    LITELLM_WANTED.set()
     import litellm
 
     from backend.llm import providers
@@ -265,6 +273,23 @@ class LLMClient:
         with self._lock:
             return list(self._calls)
 
+    def first_run_s(self, calls: Sequence[LLMCall], wall_s: float) -> float | None:
+        """The wall time of the run that made these replies, for a run that read any of them from the cache (its
+        own wall time is then mostly a cache read); None when not recorded. A run that made every reply itself is
+        recorded here for later ones, keyed by its method and its requests (the call ids carry the request keys,
+        so another model, endpoint or prompt is another run)."""
+        if not calls or self.cache is None or any(c.error for c in calls):
+            return None
+        key = hashlib.sha256("\n".join([self.method or ""] + sorted(c.id for c in calls)).encode()).hexdigest()
+        try:  # a timing is a nicety: a locked or full cache must not cost the method its result
+            if any(c.cache_hit for c in calls):
+                return self.cache.get_run(key) if self.config.cache_mode in ("live", "replay") else None
+            if self.config.cache_mode in ("live", "record"):
+                self.cache.put_run(key, self.config.model, wall_s)
+        except sqlite3.Error:
+            return None
+        return None
+
     # -- the request ------------------------------------------------------------------------------
 
     def _fields(self, task: str, question: str, fields: dict[str, Any] | None) -> dict[str, Any]:
@@ -381,9 +406,11 @@ class LLMClient:
         return None
 
     def _done(self, req: _Request, reply: CachedReply) -> LLMCall:
+        call = self._make_call(reply=reply, hit=False, attempts=req.attempts, **req.base)
         if self.config.cache_mode in ("live", "record") and self.cache is not None:
-            self.cache.put(req.base["key"], self.config.model, reply)
-        return self._record(self._make_call(reply=reply, hit=False, attempts=req.attempts, **req.base))
+            # with the call's latency: a later hit shows how long the reply took to make, not its cache read
+            self.cache.put(req.base["key"], self.config.model, dataclasses.replace(reply, latency_s=call.latency_s))
+        return self._record(call)
 
     def _make_call(self, *, key, step, task, messages, parents, fields, structured, reply=None, error=None, start,
                    started_at, hit, attempts):
@@ -402,10 +429,11 @@ class LLMClient:
                        structured=structured, **self._cost(reply, hit))
 
     def _cost(self, reply: CachedReply | None, hit: bool) -> dict[str, float | None]:
-        """A cache hit costs nothing and saved what the call cost when it was made; a failed call is free only on the
-        free models (the provider reported no usage to price)."""
+        """A cache hit costs nothing and saved what the call cost when it was made (and carries how long it took
+        then); a failed call is free only on the free models (the provider reported no usage to price)."""
         if hit:
-            return {"cost_usd": 0.0, "saved_usd": reply.cost_usd if reply else None}
+            return {"cost_usd": 0.0, "saved_usd": reply.cost_usd if reply else None,
+                    "recorded_latency_s": reply.latency_s if reply else None}
         if reply is None:
             return {"cost_usd": 0.0 if is_free(self.config.model) else None}
         return {"cost_usd": reply.cost_usd}

@@ -40,6 +40,8 @@ class RunContext:
     prepared: BaseModel | None = None
 
     def evidence(self, question: Question, source: str | None = None, k: int | None = None) -> list[Document]:
+        if self.evidence_mode == "given":  # as backend.retrieval.evidence, without importing chromadb (0.6 s)
+            return list(question.documents)
         from backend.retrieval import evidence
 
         return evidence(question, self.evidence_mode, self.retriever, k=k or self.top_k, source=source)
@@ -126,11 +128,12 @@ class Method:
             error = f"model call failed: {err}"
         except Exception as err:  # noqa: BLE001 - one method's bug must not hide the others
             error = f"{type(err).__name__}: {text_of(err)}"  # a ValidationError by its fields, never its input
+        wall_s, calls = round(time.perf_counter() - start, 4), ctx.client.calls
         return MethodResult(
             method=self.name, question_id=question.id,
             answers=outcome.answers if outcome else [], abstained=outcome.abstained if outcome else False,
-            error=error, trace=outcome.trace if outcome else None, calls=ctx.client.calls,
-            params=self.params(), wall_s=round(time.perf_counter() - start, 4),
+            error=error, trace=outcome.trace if outcome else None, calls=calls,
+            params=self.params(), wall_s=wall_s, first_run_s=None if error else ctx.client.first_run_s(calls, wall_s),
             support=self._support(outcome))
 
     @staticmethod

@@ -43,3 +43,6 @@ class LLMCall(StrictModel):
     cost_usd: float | None = None
     #: a cache hit: what the call cost when the model was called (None: not a hit, or unknown)
     saved_usd: float | None = None
+    #: a cache hit: how long the call took when the model was called (its ``latency_s`` is the cache read); None:
+    #: not a hit, or a reply cached before latencies were recorded
+    recorded_latency_s: float | None = None

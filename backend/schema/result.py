@@ -34,18 +34,21 @@ class MethodResult(StrictModel):
     calls: list[LLMCall] = Field(default_factory=list)
     params: dict[str, Any] = Field(default_factory=dict)
     wall_s: float = 0.0
+    #: a run that read replies from the cache: the wall time of the run that made them (``wall_s`` is then mostly a
+    #: cache read); None: not such a run, or not recorded
+    first_run_s: float | None = None
     #: answer -> ids of the documents it rests on, among those the method read (the document x method map)
     support: dict[str, list[str]] = Field(default_factory=dict)
     #: the dataset-level preparation this run relied on (None: the method needs none)
     preparation: Preparation | None = None
 
 
-TIMING_FIELDS = ("wall_s", "latency_s", "started_at", "ended_at")
+TIMING_FIELDS = ("wall_s", "latency_s", "started_at", "ended_at", "recorded_latency_s")
 
 
 def without_timings(result: MethodResult) -> dict[str, Any]:
     """A result as plain data minus wall-clock fields: equal for equal runs (tests, replay checks)."""
-    data = result.model_dump(mode="json", exclude={"wall_s"})
+    data = result.model_dump(mode="json", exclude={"wall_s", "first_run_s"})
     for call in data["calls"]:
         for name in TIMING_FIELDS:
             call.pop(name, None)

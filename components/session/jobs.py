@@ -2,8 +2,10 @@
 a visit to another page never interrupts it. One ``Job`` type serves every kind (methods on a question, a
 dataset-level preparation alone, a risk sweep, a leave-one-out, a batch evaluation, an attack): it keeps each
 method's result as soon as that method finishes (the page polls it and fills columns in), the progress of the stage
-in progress (RA-RAG's stage 1, "Evaluating": done / total with an estimate of the time left), what it computes
-besides (``value``) and its error; ``components.session.progress.follow`` draws any of them. A store holds one job
+in progress ("Evaluating": done / total with a measured estimate of the time left: ``backend.steps.Stage``), the
+dataset-level steps its methods wait for (``waits``: an index build or a stage 1 is published process-wide by whoever
+computes it, so a run started after a reload shows the same step, from its start), what it computes besides
+(``value``) and its error; ``components.session.progress.follow`` draws any of them. A store holds one job
 per key: starting a key that is still running returns the running job instead of a second one. No Streamlit here:
 the worker threads touch only their job, and the page reads it."""
 
@@ -16,46 +18,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from backend.errors import text_of
-from backend.report.text import progress_text
 from backend.schema import MethodResult
+from backend.steps import Stage
 
+#: What a job's methods wait for: each step in progress (``backend.steps``: process-wide, perhaps started by another
+#: session) with the job's methods that wait for it.
+Waits = Callable[[], list[tuple[Stage, list[str]]]]
 
-@dataclass
-class Stage:
-    """Progress of a stage that is not one method's answer (a stage 1, an index build, a sweep)."""
-
-    label: str
-    unit: str = "call"
-    done: int = 0
-    total: int = 0
-    started: float = field(default_factory=time.perf_counter)
-    #: Each item is ``times`` of something else, named ``each`` ("question × method pairs"), shown beside.
-    times: int = 1
-    each: str = ""
-    #: The first report's count and time: items already done then (a resumed attack's rows) say nothing of the pace.
-    since: tuple[int, float] | None = None
-
-    @property
-    def elapsed(self) -> float:
-        return time.perf_counter() - self.started
-
-    def report(self, done: int, total: int) -> None:
-        if self.since is None and total:
-            self.since = (done, self.elapsed)
-        self.done, self.total = done, total
-
-    @property
-    def fraction(self) -> float:
-        return min(self.done / max(self.total, 1), 1.0)
-
-    def text(self) -> str:
-        """``"Evaluating: 4/20 questions · 10 s elapsed · about 40 s left · 8/40 question × method pairs"``: the
-        time left from the pace since the first report."""
-        since, since_s = self.since or (0, 0.0)
-        text = progress_text(self.label, self.done, self.total, self.elapsed, self.unit, since=since, since_s=since_s)
-        if self.each and self.times > 1:
-            text += f" · {self.done * self.times:,}/{self.total * self.times:,} {self.each}"
-        return text
+__all__ = ["Job", "Jobs", "Stage", "Timed", "Waits", "launch"]
 
 
 @dataclass
@@ -80,6 +50,8 @@ class Job(Timed):
     question_id: str = ""
     about: Any = None  # what the job works on, for the page (a batch's settings and folder)
     stage: Stage | None = None  # the stage in progress, if any
+    #: the process-wide steps its methods wait for (a run's index build or stage 1, whoever computes it)
+    waits: Waits | None = None
     value: Any = None  # what a job computes besides per-method results (a risk sweep, an evaluation, an attack)
     error: str | None = None  # a failure outside any one method (it is also every missing method's error)
     thread: threading.Thread | None = None
@@ -111,12 +83,6 @@ class Job(Timed):
         stage = self.stage = Stage(label, unit, times=times, each=each)
         return stage.report
 
-    def on_stage(self, label: str, done: int, total: int, unit: str) -> None:
-        """``Runner.prepare_all``'s ``on_progress``: a stage by its label (a new label starts a new stage)."""
-        if self.stage is None or self.stage.label != label:
-            self.stage = Stage(label, unit)
-        self.stage.report(done, total)
-
 
 Work = Callable[[Job], None]
 
@@ -130,7 +96,7 @@ def _guarded(job: Job, work: Work) -> None:
         for name in job.pending():
             job.add(MethodResult(method=name, question_id=job.question_id, error=job.error))
     finally:
-        job.stage = None
+        job.stage = job.waits = None
         job.finished = time.perf_counter()
         job._done.set()
 

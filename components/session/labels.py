@@ -2,7 +2,14 @@
 this server), the results a queue is built from (cached per file version), where the analyst is in the queue
 (``QueueState``: the current case, the cases visited before it, skips, the label version the form was loaded from,
 messages for the next run), and the form's callbacks (save, previous / skip / next), which run before the page
-reruns so the page draws the case they moved to."""
+reruns so the page draws the case they moved to.
+
+[ours] Drafts and the page switch: each field's ``on_change`` keeps the form as the case's draft (a plain session
+key), since a page switch right after an edit can cut the run short and then drops the form's widget state; and a
+click on a sidebar link waits (up to ``GUARD_WAIT_S``) until the last text box change is taken in (``_GUARD``),
+since Streamlit drops a change it had not started a run for when the switch arrives. After a move, a script keeps
+the new case's top in view until the run is drawn (``_SCROLL``): a one-off scroll ran before the case's final
+layout."""
 
 from __future__ import annotations
 
@@ -195,6 +202,15 @@ def moved(ctx: Context, qs: QueueState, case_id: str, loaded: str | None, shown:
     move(ctx, qs, direction)
 
 
+def edited(qs: QueueState, case_id: str, loaded: str | None, shown: view.FormValues, keys: dict[str, str],
+           name: str) -> None:
+    """A field of the form changed (its ``on_change``: it runs before the script, so before a page switch that
+    follows drops the form's widget state, and a run cut short by the switch still kept the draft)."""
+    keep_draft(qs, case_id, loaded, shown, keys)
+    if name in TEXT_FIELDS:
+        st.session_state[EDITS] = st.session_state.get(EDITS, 0) + 1
+
+
 def form_values(keys: dict[str, str]) -> view.FormValues:
     empty = view.FormValues()
     return view.FormValues(**{name: st.session_state.get(k, getattr(empty, name)) for name, k in keys.items()})
@@ -239,19 +255,101 @@ def save(ctx: Context, qs: QueueState, case_id: str, loaded: str | None, keys: d
     move(ctx, qs, "save")
 
 
-#: Scrolls the case's box (``st.container(key=...)``: class ``st-key-<key>``) to the top of the main pane. The
-#: move's number is in the script, so each move draws a new element and the script runs again.
-_SCROLL = ("<script>/* move {n} */ (() => {{ const box = document.querySelector('.st-key-{box}');"
-           " if (box) box.scrollIntoView({{block: 'start'}}); }})();</script>")
+#: Brings the case's box (``st.container(key=...)``: class ``st-key-<key>``) to the top of the main pane, and keeps
+#: it there while the run that moved draws (the old case's elements are replaced, the table above redrawn): every
+#: frame, scrolled again if its top left where the last scroll put it, until the run is over and the top has held
+#: for 30 frames; never against the user (a wheel, touch or key stops it), at most 3 minutes. The move's number is
+#: in the script, so each move draws a new body and the script runs again; a newer move's loop ends an older one.
+_SCROLL = """<script>/* move {n} */ (() => {{
+  const me = window.clLabelScroll = {{}};
+  const off = () => {{ if (window.clLabelScroll === me) window.clLabelScroll = null; }};
+  for (const ev of ["wheel", "touchstart", "keydown"]) addEventListener(ev, off, {{once: true, capture: true}});
+  const busy = () => document.querySelector('[data-testid="stApp"]')?.dataset.testScriptState !== "notRunning";
+  const start = performance.now();
+  let aim = null, held = 0;
+  const step = () => {{
+    if (window.clLabelScroll !== me) return;
+    const box = document.querySelector(".st-key-{box}");
+    if (box) {{
+      const top = box.getBoundingClientRect().top;
+      if (aim === null || Math.abs(top - aim) > 1) {{
+        box.scrollIntoView({{block: "start"}});
+        aim = box.getBoundingClientRect().top;
+        held = 0;
+      }} else held += 1;
+    }}
+    if ((held >= 30 && !busy()) || performance.now() - start > 180000) return off();
+    requestAnimationFrame(step);
+  }};
+  requestAnimationFrame(step);
+}})();</script>"""
+#: A text box's typing reaches the server when it loses focus, which a click on a sidebar link does too: Streamlit
+#: then sends the text and, a moment later, the page switch, which carries no widget of this page; when the switch
+#: comes before a script run took the text in, Streamlit keeps only the switch and the text is gone (seen on a busy
+#: machine). So after a text box of the form commits a change, a click on a sidebar link waits until the page's
+#: count of text changes taken in (``EDITS``, a style variable: no space on the page) has caught up, at most
+#: ``GUARD_WAIT_S`` (a count that never catches up only delays a click). Installed once per browser tab.
+_GUARD = """<script>(() => {{
+  if (window.clLabelGuard) return;
+  window.clLabelGuard = true;
+  const FIELD = ".st-key-{form} textarea", LINK = '[data-testid="stSidebarNav"] a', WAIT_MS = {wait_ms};
+  const taken = () => parseInt(getComputedStyle(document.documentElement).getPropertyValue("--cl-label-edits")) || 0;
+  let wanted = 0, since = 0, held = null, timer = null, passing = null;
+  const pending = () => taken() < wanted && Date.now() - since <= WAIT_MS;
+  const committed = box => {{  // as Streamlit commits a text area: on blur or Ctrl+Enter, when it changed
+    if (box.clStart !== undefined && box.value !== box.clStart) {{
+      wanted = Math.max(wanted, taken()) + 1;
+      since = Date.now();
+    }}
+    box.clStart = box.value;
+  }};
+  document.addEventListener("focusin", e => {{
+    if (e.target.matches?.(FIELD)) e.target.clStart = e.target.value;
+  }}, true);
+  document.addEventListener("focusout", e => {{ if (e.target.matches?.(FIELD)) committed(e.target); }}, true);
+  document.addEventListener("keydown", e => {{
+    if (e.key === "Enter" && (e.ctrlKey || e.metaKey) && e.target.matches?.(FIELD)) committed(e.target);
+  }}, true);
+  document.addEventListener("click", e => {{
+    const link = e.target.closest?.(LINK);
+    if (!link || link === passing || !pending()) return;
+    e.preventDefault();
+    e.stopImmediatePropagation();
+    held = link;  // the last link clicked wins
+    timer ??= setInterval(() => {{
+      if (pending()) return;
+      clearInterval(timer);
+      timer = null;
+      passing = held;
+      try {{ passing.click(); }} finally {{ passing = held = null; }}
+    }}, 50);
+  }}, true);
+}})();</script>"""
 SCROLLED = f"{PAGE}.scrolled"
+#: How many changes of the form's text boxes this session took in (their ``on_change``): see ``_GUARD``.
+EDITS = f"{PAGE}.text_edits"
+TEXT_FIELDS = ("typed", "note")
+GUARD_WAIT_S = 10
 
 
-def scroll_to_case(qs: QueueState, box: str) -> None:
-    """After Save & next / Previous / Skip / Next (not on the first draw, nor a rerun that moved nowhere), the new
-    case's top is brought into view: its form is otherwise left where the last one's buttons were."""
-    if qs.scroll and st.session_state.get(SCROLLED) != qs.scroll:
+def count_edits() -> None:
+    """The count of text changes taken in, for the page's guard (``_GUARD``): first thing on the page, so it is
+    in the browser as soon as the run that took the change in starts drawing."""
+    st.html(f"<style>:root {{ --cl-label-edits: {int(st.session_state.get(EDITS, 0))}; }}</style>")
+
+
+def scroll_to_case(qs: QueueState, box: str, form: str) -> None:
+    """The page's script, always drawn just above the case's box (one element whatever the run, so nothing below
+    it shifts): the sidebar links' guard (``_GUARD``) and, after Save & next / Previous / Skip / Next (not on the
+    first draw, nor a rerun that moved nowhere), the loop that brings the new case's top into view: its form is
+    otherwise left where the last one's buttons were."""
+    body = _GUARD.format(form=form, wait_ms=GUARD_WAIT_S * 1000)
+    moved = qs.scroll and st.session_state.get(SCROLLED) != qs.scroll
+    if moved:
+        body += _SCROLL.format(n=qs.scroll, box=box)
+    st.html(body, unsafe_allow_javascript=True)
+    if moved:  # only once the element went out: a run stopped before it scrolls in the next one
         st.session_state[SCROLLED] = qs.scroll
-        st.html(_SCROLL.format(n=qs.scroll, box=box), unsafe_allow_javascript=True)
 
 
 def jump(qs: QueueState, table_key: str, ids: list[str]) -> None:
@@ -525,5 +623,6 @@ def label_panel(store: LabelStore, ds: Dataset, case: Case, latest: Label | None
         st.caption("Your unsaved changes to this label are back in the form.")
     view.render_form(st, case, draft[1] if draft else shown, keys, methods, PAGE,
                      on_save=partial(save, ctx, qs, case.id, loaded, keys),
-                     on_move=partial(moved, ctx, qs, case.id, loaded, shown, keys))
+                     on_move=partial(moved, ctx, qs, case.id, loaded, shown, keys),
+                     on_edit=partial(edited, qs, case.id, loaded, shown, keys))
     keep_draft(qs, case.id, loaded, shown, keys)

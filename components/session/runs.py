@@ -62,8 +62,9 @@ def llm_config(selection: Selection) -> LLMConfig:
 
 
 class _Shared:
-    """What every runner of one dataset can share in this process: its truth-stripped copy and one retriever over
-    it (built once, then every question's search goes straight to the index; on ``chroma_url`` when set)."""
+    """What every runner of one dataset can share in this process: its truth-stripped copy and, for the ``retrieve``
+    evidence mode, one dense index over it (built once, then every question's search goes straight to the index; on
+    ``chroma_url`` when set). In ``given`` mode BRIDGE's corpus retriever is shared by ``backend.corpus.shared``."""
 
     def __init__(self, dataset: Dataset, chroma_url: str | None = None) -> None:
         self.source = dataset  # held, so its id (part of the cache key) cannot be reused by a later version
@@ -203,18 +204,22 @@ def jobs(kind: str = "run") -> Jobs:
 
 def prepare(job: Job, run: Runner, methods: list[str]) -> dict[str, str]:
     """The methods' dataset-level preparations (``Runner.prepare_all``: runs of every session that need the same
-    artefact compute it once), with their progress in ``job.stage``; why each that failed did."""
+    artefact compute it once), their steps in ``job.waits`` (published process-wide by whoever computes them, so
+    a session that joins the computation shows it too); why each that failed did."""
+    job.waits = lambda: run.waiting(methods)
     try:
-        return run.prepare_all(methods, on_progress=job.on_stage)
-    finally:  # a finished or failed stage leaves no frozen progress bar behind
-        job.stage = None
+        return run.prepare_all(methods)
+    finally:  # a finished or failed step leaves no frozen progress bar behind
+        job.waits = None
 
 
 def _run_work(run: Runner, question: Question, methods: list[str]) -> Callable[[Job], None]:
+    """The methods with nothing long to prepare answer at once; each other one prepares (its index, its stage 1)
+    and answers on its own thread (``Runner.run_staged``), so a long step holds up only the methods that need it.
+    The page shows what the pending methods wait for (``job.waits``), whoever computes it."""
     def work(job: Job) -> None:
-        build_index_ahead(run, methods)
-        prepare(job, run, methods)  # dataset-level work first; the run reports a failed one as that method's error
-        run.run(question, methods, on_result=job.add)
+        job.waits = lambda: run.waiting(job.pending())
+        run.run_staged(question, methods, on_result=job.add)  # a failed step is that method's error
     return work
 
 
@@ -340,20 +345,4 @@ def prepare_failure(selection: Selection, method: str, **settings) -> str | None
     k = run_key(selection, [method], **settings)
     return next((job.error for job in jobs("prepare").collect(k).values()), None)
 
-
-def build_index_ahead(run: Runner, methods: list[str]) -> None:
-    """Start syncing the retrieval index in a background thread when a method will search it, so a cold index is
-    built while RA-RAG's stage 1 runs instead of after it (the model releases the GIL; the reader mostly does not).
-    The method's own first search then waits for this build (one build per index at a time) or finds it done; a
-    failure here is left to that search, which reports it as the method's error."""
-    if not any(run.needs_index(m) for m in methods):
-        return
-
-    def build() -> None:
-        try:
-            run.retriever().ensure_built()
-        except Exception:  # noqa: BLE001 - reported by the method's own search
-            pass
-
-    threading.Thread(target=build, name="index-build", daemon=True).start()
 

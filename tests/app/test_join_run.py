@@ -7,6 +7,7 @@ import threading
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from backend.methods import title
 from backend.schema import MethodResult
 from components.session import runs
 from components.session.results import RunKey
@@ -51,7 +52,7 @@ def test_a_method_page_follows_the_run_inspect_started(held):
     assert not at.exception, at.exception
     shown = _texts(at)
     assert PRESS_RUN not in shown, shown
-    assert "0/2 methods done · still running: no_rag, bridge" in shown, shown
+    assert f"0/2 methods done · still running: {title('no_rag')}, {title('bridge')}" in shown, shown  # display names
     at.button(key="bridge.run").click().run()  # Run while it is in flight: joined, not doubled
     assert started == [("no_rag", "bridge")]
     release.set()

@@ -103,7 +103,7 @@ def test_hostile_text_is_shown_as_text_in_the_html_report(browser, hostile, tmp_
     dialogs = _watch_dialogs(page)
     try:
         page.goto(out.as_uri())
-        wait_until(page, page.locator(".js-plotly-plot").first, "the report's first chart")
+        wait_until(page, page.locator("#story"), "the report's story")
         text = page.inner_text("body").replace("\u2060", "")
         made = page.evaluate(MADE_FROM_DATA.replace("#root ", "body "))
         typeset = [t for t in page.evaluate(TYPESET) if "frac" in t or "x^2" in t]

@@ -53,3 +53,25 @@ def test_a_draft_survives_a_page_switch_and_save_next_scrolls_to_the_case(label_
     screenshot(page, "label-flow", "after-save-next")
     assert page.get_by_role("textbox", name="Note").input_value() == ""  # the next case's own (empty) form
     page.close()
+
+
+@pytest.mark.slow
+def test_text_committed_as_a_sidebar_link_is_clicked_is_kept_and_the_page_switches(label_app, browser):  # noqa: F811
+    """A mouse press on a sidebar link blurs the text box (its text goes to the server) and the click follows at
+    once: here both in one go, the hardest case. Without the page's guard Streamlit keeps one of the two (here the
+    switch was lost); with it the click waits until the text is taken in, and both happen."""
+    url, _db = label_app
+    page = browser.new_page(viewport={"width": 1024, "height": HEIGHT})
+    page.goto(url + "/labels?dataset=ramdocs_dev", timeout=ms(60))
+    wait_until(page, "Save & next")
+    typed = page.get_by_role("textbox", name="Other accepted answers, one per line")
+    typed.fill("Rugby")
+    page.evaluate("""() => { document.activeElement.blur();
+        [...document.querySelectorAll('[data-testid="stSidebarNav"] a')]
+            .find(a => a.pathname.endsWith('/dataset')).click(); }""")
+    wait_until(page, lambda p: "/dataset" in p.url and not p.get_by_text("Save & next").count(), "the Dataset page")
+    page.get_by_test_id("stSidebarNav").get_by_role("link", name="Label").first.click()
+    wait_until(page, "Save & next")
+    wait_until(page, lambda p: p.get_by_role("textbox", name="Other accepted answers, one per line").input_value()
+               == "Rugby", "the typed answer back in the form")
+    page.close()

@@ -1,4 +1,4 @@
-"""The HTML report opens in Chromium with no network and shows every method's answer and its charts."""
+"""The HTML report opens in Chromium with no network and shows the story, every method's answer and its "why"."""
 
 import pytest
 
@@ -17,10 +17,11 @@ def test_inspect_html_report_opens_offline(browser, tmp_path):
     requests = []
     page.on("request", lambda r: requests.append(r.url))
     page.goto(out.as_uri())
-    wait_until(page, page.locator(".js-plotly-plot").nth(1), "the report's second chart")
+    wait_until(page, page.locator("#why-vanilla_rag"), "the report's last method section")
     body = page.inner_text("body")
-    for method in ("no_rag", "vanilla_rag"):
+    for method in ("Closed book", "Vanilla RAG", "MADAM-RAG"):
         assert method in body
+    assert page.locator("#story .headline").inner_text().strip()
     assert "3,559" in body and "What is the population of Broken Bow?" in body
     assert all(u.startswith("file://") or u.startswith("data:") for u in requests), requests
     context.close()

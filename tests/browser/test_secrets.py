@@ -133,15 +133,16 @@ def test_no_file_written_by_the_cli_or_the_app_holds_an_api_key(tmp_path, browse
                                                       f"key_endpoints = {json.dumps(endpoints)}\n")
     try:
         model = ["--model", "openai/reader", "--api-base", good.base_url]
-        # the command line: a report, JSON, an evaluation (every method once, so the index is built too)
+        # the command line: a report, JSON (every method once, so BRIDGE's corpus index is built too), an evaluation
         proc = cli(["inspect", "--dataset", str(DATASET), "--question", "@1", "--methods", "all", *model,
                     "--html", str(out / "report.html"), "--json"], cli_env, logs, "inspect")
         assert proc.returncode == 0, proc.stderr[-2000:]
         (out / "inspect.json").write_text(proc.stdout)
         assert not any(r["error"] for r in json.loads(proc.stdout)["results"].values())
+        # retrieve mode: every method searches the dense (chromadb) index, so that index is written too
         proc = cli(["evaluate", "--dataset", str(DATASET), "--limit", "3", "--methods",
-                    "no_rag,vanilla_rag,astute,counterfactual", *model, "--out", str(out / "eval")],
-                   cli_env, logs, "evaluate")
+                    "no_rag,vanilla_rag,astute,counterfactual", "--evidence", "retrieve", *model,
+                    "--out", str(out / "eval")], cli_env, logs, "evaluate")
         assert proc.returncode == 0, proc.stderr[-2000:]
         # a provider that echoes the key in its error: the failed rows and messages must not carry it (no reply
         # cache: its key names the model, not the endpoint, so the replies above would answer)
@@ -180,7 +181,8 @@ def test_no_file_written_by_the_cli_or_the_app_holds_an_api_key(tmp_path, browse
     names = {p.name for p in files}
     assert {"llm_cache.sqlite", "results.jsonl", "summary.json", "report.html", "inspect.json", "labels.db",
             "labels.csv", "labels.jsonl", "app.log"} <= names, names
-    assert any("index" in p.parts for p in files)   # the retrieval index (chromadb)
+    assert any("corpus" in p.parts for p in files)   # BRIDGE's corpus index (BM25 and document vectors)
+    assert any("index" in p.parts for p in files)    # the dense retrieval index (chromadb)
     found = {str(p.relative_to(tmp_path)): hits for p in files if (hits := leaks(p.read_bytes()))}
     assert found == {}
     print(f"\nSECRETS: {len(files)} files written ({sum(p.stat().st_size for p in files) / 1e6:.1f} MB) by the "

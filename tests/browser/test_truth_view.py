@@ -1,5 +1,5 @@
 """Truth where the eye is, in a real Chromium at 1,400 px: the Inspect page's truth columns come first and its
-heat maps keep their row labels inside the page; the HTML report's heat-map labels are inside the viewport too."""
+heat maps keep their row labels inside the page; the HTML report's matrix and map row labels are inside the viewport too."""
 
 import pytest
 
@@ -53,13 +53,27 @@ def test_inspect_truth_columns_and_heatmap_labels_are_in_view(app_url, browser):
     page.close()
 
 
+def _row_labels_visible(page, table) -> list[str]:
+    """The row labels (first column) of one of the report's HTML tables: each inside the viewport and not cut
+    (its text fits its cell)."""
+    labels = table.locator("tr th:first-child")
+    texts = []
+    for i in range(labels.count()):
+        label = labels.nth(i)
+        assert _inside(label.bounding_box(), {"x": 0, "width": WIDTH}), f"row label {label.inner_text()!r} is cut off"
+        assert label.evaluate("e => e.scrollWidth <= e.clientWidth + 1"), f"{label.inner_text()!r} overflows its cell"
+        texts.append(label.inner_text())
+    return [t for t in texts if t.strip()]
+
+
 def test_html_report_heatmap_labels_are_in_view(browser, tmp_path):
+    """The report's agreement matrix and documents x methods map are HTML tables (no plotly: the report stays
+    small): their row labels are in view."""
     out = write_report(tmp_path, "@7")
     context = browser.new_context(offline=True, viewport={"width": WIDTH, "height": HEIGHT})
     page = context.new_page()
     page.goto(out.as_uri())
-    charts = page.locator(".js-plotly-plot")
-    wait_until(page, charts.nth(1), "the report's second chart")
-    assert len(_heatmap_labels_visible(page, charts.nth(0))) >= 4  # the methods
-    assert len(_heatmap_labels_visible(page, charts.nth(1))) >= 3  # the documents
+    wait_until(page, page.locator("#support table"), "the report's documents x methods table")
+    assert len(_row_labels_visible(page, page.locator("#agreement table"))) >= 4  # the methods
+    assert len(_row_labels_visible(page, page.locator("#support table"))) >= 4    # the header + the documents
     context.close()

@@ -40,3 +40,15 @@ def test_an_error_is_shown_as_text():
 
     at = _render(MethodResult(method="vanilla_rag", question_id="q", error="model call failed: <b>boom</b>"))
     assert [t.value for t in at.text] == ["model call failed: <b>boom</b>"]
+
+
+def test_a_column_read_from_the_reply_cache_shows_the_time_the_run_took_when_its_replies_were_made():
+    from backend.schema import LLMCall, MethodResult
+
+    call = LLMCall(id="c1", step="answer", task="answer", model="offline/reader", messages=[], response="Bob",
+                   cache_hit=True, latency_s=0.001, recorded_latency_s=2.0)
+    result = MethodResult(method="vanilla_rag", question_id="q", answers=["Bob"], calls=[call], wall_s=0.01,
+                          first_run_s=2.5)
+    caption = _render(result).caption[0].value
+    assert "2.50 s" in caption and "from the reply cache" in caption  # not the 0.01 s cache read
+    assert "0.01" not in caption

@@ -230,7 +230,7 @@ def test_debate_minority_switches_in_round_two():
     r1, r2 = _debate(Q_BORN, [BORN_1869, BORN_1872, BORN_1869_B, NOISE])
     assert answers_of(r1) == ["5 February 1869", "5 February 1872", "1869", None]
     assert r1[1] == f"Answer: 5 February 1872. Explanation: {BORN_1872}"
-    assert r1[3] == "Answer: unknown. Explanation: The document does not answer the question."
+    assert r1[3] == "Answer: unknown. Explanation: The document does not answer the question (no date given in it)."
     a2 = answers_of(r2)
     assert a2[0] == "5 February 1869" and a2[2] == "1869" and a2[3] is None
     assert a2[1] == "5 February 1869" and "revise my answer" in r2[1]

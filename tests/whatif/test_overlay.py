@@ -60,3 +60,17 @@ def test_an_edit_saved_into_a_dataset_is_searched_like_any_of_its_questions(tmp_
     with scripted({"keyword_answer": "Leonardo"}):
         read = runner.run(edited, ["vanilla_rag"])["vanilla_rag"].trace.documents
     assert sorted(read) == sorted([*[d.id for d in edited.documents], "q2-d1"])   # each document once
+
+
+def test_on_the_corpus_retriever_an_own_document_passes_bm25s_stage_like_every_other(tmp_path):
+    """BRIDGE's BM25-then-dense retriever: an edited question's own passage with no word in common with the query
+    is not a hit (BM25 would never make it a candidate), one with a word in common competes on the dense score."""
+    from backend.corpus import CorpusRetriever
+
+    ds = _dataset()
+    edited = apply_edits(ds.questions[0], [AddDocument(text=ADDED)])
+    with CorpusRetriever(ds, cache_dir=tmp_path) as base:
+        view = EditedQuestionRetriever(base, edited, "q1")
+        unrelated = [h.doc_id for h in view.search("boiling point of water", k=5)]
+        assert unrelated == ["q2-d1"]  # the Mona Lisa passages and the Iceland one share no word with it
+        assert edited.documents[-1].id in [h.doc_id for h in view.search("eruptions in Iceland", k=5)]

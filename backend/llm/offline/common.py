@@ -13,7 +13,7 @@ from typing import Any
 
 from backend.answers import cluster, normalize
 from backend.llm.formats import is_idk
-from backend.llm.reader import Reading, analyse, read_batch
+from backend.llm.reader import Reading, analyse, atype, read_batch
 
 Fields = dict[str, Any]
 
@@ -42,6 +42,16 @@ def passage_texts(fields: Fields) -> list[str]:
 def read_texts(question: str, texts: list[str]) -> list[Reading]:
     """One reading per text, batched (one embedding call for all)."""
     return read_batch([(question, t) for t in texts]) if texts else []
+
+
+def type_gap(readings: list[Reading], question: str) -> str | None:
+    """Why nothing answers, when it is that no passage holds an answer of the question's type: the reader's reason
+    ("no person named", "no date given"); None when some passage answers or abstained for another reason."""
+    q = analyse(question)
+    if not readings or q.qtype not in atype.CHECKED:
+        return None
+    reason = atype.missing(q.qtype, question)
+    return reason if all(r.answer is None and r.signals.get("reason") == reason for r in readings) else None
 
 
 def read_passages(fields: Fields) -> list[Reading]:

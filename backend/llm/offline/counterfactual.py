@@ -30,7 +30,7 @@ import re
 
 from backend.llm.formats import IDK
 from backend.llm.offline.common import (Fields, best_answer, group_answers, known, read_passages,
-                                        supporting)
+                                        supporting, type_gap)
 from backend.llm.offline.prompt import Prompt, labelled_texts
 from backend.llm.offline.registry import PromptReader, register_handlers, register_readers
 from backend.llm.reader import Reading
@@ -52,7 +52,8 @@ def cf_answer(fields: Fields) -> str:
     readings = read_passages(fields)
     answer, members = best_answer(readings)
     cited = _top(readings, members) if members else None
-    return _answer_evidence(answer, cited, "no passage answers the question")
+    gap = type_gap(readings, fields["question"])   # "no person named": why nothing answers, when that is why
+    return _answer_evidence(answer, cited, "no passage answers the question" + (f" ({gap} in them)" if gap else ""))
 
 
 def _excluded(fields: Fields, readings: list[Reading]) -> set[int]:

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from backend.llm.formats import parse_agent_response, parse_all_correct_answers
 from backend.llm.offline.check import same_joined
 from backend.llm.offline.common import (Fields, as_int, entity_name, entity_of, group_answers, join_numbers,
-                                        known, passage_texts, same_entity, sentence)
+                                        known, passage_texts, same_entity, sentence, type_gap)
 from backend.llm.offline.prompt import Prompt, matcher
 from backend.llm.offline.registry import PromptReader, register_handlers, register_readers
 from backend.llm.reader import read
@@ -104,8 +104,9 @@ def debate_turn(fields: Fields) -> str:
     document = "\n".join(passage_texts(fields))
     reading = read(question, document) if document.strip() else None
     own = reading.answer if reading is not None and known(reading.answer) else None
-    if own is None:
-        return UNKNOWN
+    if own is None:   # say so when the document names nobody for a who-question, no date for a when-question...
+        gap = type_gap([reading], question) if reading is not None else None
+        return UNKNOWN if gap is None else f"{UNKNOWN[:-1]} ({gap} in it)."
     support = sentence(reading.sentence)
     own_entity = entity_of(reading.sentence, question) or entity_of(document, question)
     others = [v for v in _voices(fields.get("history"), question) if v.answer]

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from backend.answers import normalize
 
-from . import rank, relevance, spans
+from . import atype, rank, relevance, spans
 from .lru import LRU
 from .qtype import QInfo, analyse
 from .score import context_score
@@ -34,6 +34,10 @@ W_DEBRIS = 0.1
 COMMON_WORD_PENALTY = 0.3
 #: Extra credit per additional mention of the same answer (capped): the main fact is often repeated.
 REPEAT_BONUS, REPEAT_CAP = 0.05, 0.15
+#: Keep only candidates of the question's answer type (``atype.fits``: a person or organisation for who, a date
+#: for when...), abstaining with ``atype.missing`` as the reason when none is left. False only to measure the
+#: reader without the check (``benchmarks/reader_types.py --compare``; clear the caches when switching).
+TYPE_CHECK = True
 
 
 @dataclass(frozen=True)
@@ -57,6 +61,7 @@ class _Prepared:
     lex_score: float                                # its lexical overlap
     ranked: list[tuple[float, str, str, str]]       # (lexical score, answer, sentence, key), best first
     window: str | None                              # text around the best answer, to embed
+    wrong_type: int = 0                             # candidates dropped by the answer-type check
 
 
 def answer_key(text: str) -> str:
@@ -99,8 +104,9 @@ def _prepare(question: str, passage: str) -> _Prepared:
     lex = rank.lexical_scores(q, sents)
     best_lex = max(range(len(lex)), key=lambda i: (lex[i][0] + 0.3 * lex[i][1], -i))
     ranked = _rank_candidates(q, sents, lex)
-    window = rank.answer_window(ranked[0][2], ranked[0][4]) if ranked else None
-    return _Prepared(q, sents, best_lex, lex[best_lex][0], [r[:4] for r in ranked], window)
+    kept = [r for r in ranked if atype.fits(q.qtype, r[1], q.text)] if TYPE_CHECK else ranked
+    window = rank.answer_window(kept[0][2], kept[0][4]) if kept else None
+    return _Prepared(q, sents, best_lex, lex[best_lex][0], [r[:4] for r in kept], window, len(ranked) - len(kept))
 
 
 def _finish(p: _Prepared, passage: str, qvec, tvecs) -> Reading:
@@ -120,10 +126,11 @@ def _finish(p: _Prepared, passage: str, qvec, tvecs) -> Reading:
         "answer_context_cos": cos,
         "best_lex": round(p.lex_score, 3),
         "confidence": ranked[0][0] if ranked else 0.0,
+        "wrong_type": p.wrong_type,
     }
     top_sentence = ranked[0][2] if ranked else p.sentences[p.best_lex]
-    if not ranked:
-        answer, reason = None, "no candidate of the expected type"
+    if not ranked:   # names the missing type where one is checked: "no person or organisation named"
+        answer, reason = None, atype.missing(q.qtype, q.text)
     elif ranked[0][0] < MIN_CONFIDENCE:
         answer, reason = None, f"low confidence {ranked[0][0]:.2f} < {MIN_CONFIDENCE}"
     else:

@@ -35,7 +35,11 @@ Choices the paper leaves open ([ours]):
 * A sub-query list shorter than n is padded with the original question; a generator reply with fewer answers
   than questions is padded with "I don't know".
 * K_ext in ``given`` mode is the question's documents joined (the dataset's context for the question, as TRD's
-  K_ext); K_ret comes from the whole dataset's index in every mode (``needs_index``), top 1 per sub-query.
+  K_ext); K_ret comes from the whole dataset in every mode (``needs_index``), top 1 per sub-query.
+* The multi-query retriever (the paper: BGE-m3, dense + sparse, over a Wikipedia dump): in ``given`` mode BM25's
+  20 best documents per sub-query re-ranked by MiniLM cosine similarity (``backend.corpus``: built once per dataset
+  and cache folder in under a second; the dense top 1 whenever BM25's candidates hold it); in ``retrieve`` mode the
+  dense index all methods search (``backend.retrieval``). ``retrieval_score`` is the cosine similarity either way.
 * Support (the document × method map): the external documents the responder read (K_ext for FA/FE, K_ret for
   FA/FE) that state the answer.
 * A failed model call fails the run (``MethodResult.error``), as for every method; malformed replies degrade
