@@ -28,7 +28,7 @@ from backend.report.layout import (
     no_data,
 )
 from backend.report.palette import BADGE_COLORS, KIND_COLORS, KIND_LABELS
-from backend.report.text import plural
+from backend.report.text import plural, snippet
 from backend.schema import (
     AstuteGroup,
     AstutePassage,
@@ -171,11 +171,6 @@ def generation_state(trace: AstuteTrace) -> str:
 
 # --- D0 --------------------------------------------------------------------------------------------------
 
-def snippet(text: str, limit: int = SNIPPET_CHARS) -> str:
-    one = " ".join(text.split())
-    return one if len(one) <= limit else one[:limit - 1] + "…"
-
-
 def contains_gold(text: str, gold: Sequence[str]) -> bool:
     """The paper's retrieval-precision test (§5): the passage contains a gold answer, by string matching (SQuAD
     normalisation, word-sequence containment)."""
@@ -218,7 +213,7 @@ def passages_frame(trace: AstuteTrace, question: Question, show_truth: bool) -> 
             row["supports"] = (doc.label.answer or NONE) if doc and doc.label else NONE
             row["contains gold"] = contains_gold(p.text, question.gold_answers) if question.gold_answers else None
         row |= {"rank": p.rank, "document": p.document_id or NONE,
-                "final groups": ", ".join(cited.get(p.number, [])) or "excluded", "snippet": snippet(p.text)}
+                "final groups": ", ".join(cited.get(p.number, [])) or "excluded", "snippet": snippet(p.text, SNIPPET_CHARS)}
         rows.append(row)
     columns = ["#", "origin", "source"] + (["document type", "supports", "contains gold"] if show_truth else [])
     columns += ["rank", "document", "final groups", "snippet"]

@@ -26,7 +26,7 @@ from backend.methods.bridge import LEAF_KNOWLEDGE, decide
 from backend.methods.bridge.method import SPEC
 from backend.report.layout import TITLE_PX, legend_above
 from backend.report.palette import KIND_COLORS
-from backend.report.text import plural
+from backend.report.text import plural, snippet
 from backend.schema import BridgeCycle, BridgeKnowledge, BridgeTrace, LLMCall, MethodResult, PairScore, Question
 from components.calls import cost_line, render_raw_calls, roles_frame
 from components.safe import md
@@ -56,11 +56,6 @@ PHASE_TITLE = "Phase map: which leaf the tree picks for r_p and D = S3 − S2 (S
 #: two lines: on one, the title is wider than the chart on a 1024 px laptop (issue 27)
 SQUARE_TITLE = f"S1–S4 between the four knowledge sets<br>(pairs: {INFERRED})"
 BIAS_TITLE = "Soft bias"
-
-
-def snippet(text: str, limit: int = SNIPPET_CHARS) -> str:
-    one = " ".join(text.split())
-    return one if len(one) <= limit else one[:limit - 1] + "…"
 
 
 def _f(x: float | None, digits: int = 2) -> str:
@@ -245,7 +240,7 @@ def gen_frame(cycle: BridgeCycle) -> pd.DataFrame:
 def ret_frame(cycle: BridgeCycle) -> pd.DataFrame:
     """K_ret: the sub-query, the document retrieved, its retrieval score, the passage, and its score against K_ext."""
     rows = [{"#": i, "sub-query": k.sub_query, "document": k.document_id or "none found",
-             "retrieval score": k.retrieval_score, "passage": snippet(k.text), **_score_cols(k.score)}
+             "retrieval score": k.retrieval_score, "passage": snippet(k.text, SNIPPET_CHARS), **_score_cols(k.score)}
             for i, k in enumerate(cycle.k_ret, start=1)]
     return pd.DataFrame(rows, columns=["#", "sub-query", "document", "retrieval score", "passage", "sparse", "dense",
                                        "colbert", "total"])

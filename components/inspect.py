@@ -7,7 +7,7 @@ from backend.methods import SPECS
 from backend.report.compare import tokens
 from backend.report.palette import VERDICT_COLORS
 from backend.report.text import duration, plural
-from backend.report.timing import first_run_text
+from backend.report.timing import cached, first_run_text
 from backend.schema import MethodResult, Question
 from backend.scoring import verdict
 from components.failures import column_text
@@ -41,7 +41,7 @@ def render_column(parent, name: str, result: MethodResult | None, question: Ques
     # the time the method took when its replies were made, not this run's cache read (backend.report.timing)
     box.caption(f"{plural(len(result.calls), 'call')} · {plural(tokens(result), 'token')} · "
                 f"{first_run_text(result)}" + (" · from the reply cache" if result.calls and
-                                               all(c.cache_hit for c in result.calls) else ""))
+                                               cached(result) == len(result.calls) else ""))
     if (prep := result.preparation) is not None:  # dataset-level work (RA-RAG's stage 1), not this question's
         box.caption(f"Dataset-level, once per dataset and model: {prep.label}, {plural(prep.calls, 'call')} · "
                     f"{duration(prep.seconds)}")

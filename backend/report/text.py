@@ -5,6 +5,12 @@ from __future__ import annotations
 import math
 
 
+def snippet(text: str | None, limit: int) -> str:
+    """``text`` on one line (runs of whitespace as one space), cut to ``limit`` characters with an ellipsis."""
+    one = " ".join((text or "").split())
+    return one if len(one) <= limit else one[:limit - 1] + "…"
+
+
 def plural(n: int, noun: str, many: str | None = None) -> str:
     """``"1 document"``, ``"3 documents"``, ``"1,112 calls"``; ``many`` for irregular plurals (``queries``)."""
     return f"{n:,} {noun if n == 1 else many or noun + 's'}"

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Sequence
 from html import escape
 
 from backend.report.palette import VARIANT_LABELS
+from backend.report.text import snippet
 from backend.schema import MethodResult
 from backend.schema.traces.astute import AstuteRound, AstuteTrace
 from backend.schema.traces.baselines import BaselineTrace
@@ -36,11 +37,6 @@ KIND_MARKS = {"gold": "✓ gold", "wrong": "✗ planted wrong answer", "other": 
 
 def _e(value: object) -> str:
     return escape(str(value), quote=True)
-
-
-def snippet(text: str | None, limit: int = SNIPPET) -> str:
-    one = " ".join((text or "").split())
-    return one if len(one) <= limit else one[:limit - 1] + "…"
 
 
 def _num(x: float | None, digits: int = 2) -> str:
@@ -127,7 +123,7 @@ def astute(result: MethodResult, t: AstuteTrace, ctx: StoryContext) -> list[str]
     picks = [f"{a} (group {g or 'none'})" for a, g in zip(t.final_answers, t.final_groups + [None] * len(t.final_answers))]
     out.append(p("Final pick: " + ("; ".join(picks) if picks else "none (abstained)") + "."))
     if t.rationale:
-        out.append(p(f"Its reason, as the model wrote it: {snippet(t.rationale)}", "muted"))
+        out.append(p(f"Its reason, as the model wrote it: {snippet(t.rationale, SNIPPET)}", "muted"))
     return out
 
 
@@ -276,4 +272,4 @@ def why_html(result: MethodResult, ctx: StoryContext) -> str:
         return "".join(generic(result, t, ctx))
 
 
-__all__ = ["why_html", "table", "snippet"]
+__all__ = ["why_html", "table"]
