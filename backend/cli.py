@@ -313,24 +313,28 @@ def _gold_questions(args: argparse.Namespace, ds):
     """``--gold``: the labelled questions with the analysts' answers as gold (exit 2 when there are none)."""
     from backend.labels import LabelStoreError
     from backend.labels.files import LabelFileError
-    from backend.labels.gold import apply_gold, gold_labels
+    from backend.labels.gold import apply_gold, settled_text, team_gold
 
     try:  # the labels of this very version of the dataset (its name and content hash, backend.labels.identity)
-        labels, elsewhere = gold_labels(args.gold, ds, analyst=args.gold_analyst)
+        gold = team_gold(args.gold, ds, analyst=args.gold_analyst)
     except (LabelFileError, LabelStoreError, FileNotFoundError) as err:
         print(f"error: --gold: {err}", file=sys.stderr)
         raise SystemExit(2) from None
-    questions, info = apply_gold(ds, labels)
-    other = (f"; {elsewhere} question(s) have labels saved for another version of {ds.name} only (python -m backend "
-             f"labels carry --dataset {args.dataset} --labels STORE carries the unchanged ones over)"
-             if elsewhere else "")
+    questions, info = apply_gold(ds, gold.labels, disputed=gold.counts.disputed_ids)
+    info = {**info, **gold.counts.as_dict()}
+    other = (f"; {gold.elsewhere} question(s) have labels saved for another version of {ds.name} only (python -m "
+             f"backend labels carry --dataset {args.dataset} --labels STORE carries the unchanged ones over)"
+             if gold.elsewhere else "")
     if not questions:
         who = f" by {args.gold_analyst}" if args.gold_analyst else ""
-        print(f"error: --gold {args.gold}: no label{who} for a question of {ds.name}{other}", file=sys.stderr)
+        why = (f"every labelled question of {ds.name} is disputed ({', '.join(gold.counts.disputed_ids)}): the "
+               "round's lead adjudicates them" if gold.counts.disputed
+               else f"no label{who} for a question of {ds.name}")
+        print(f"error: --gold {args.gold}: {why}{other}", file=sys.stderr)
         raise SystemExit(2)
     if other:
         print(f"note: {other[2:]}", file=sys.stderr)
-    print(f"note: gold answers from {info['questions']} analyst label(s) in {args.gold} "
+    print(f"note: gold answers from {info['questions']} question(s) in {args.gold}: {settled_text(info)} "
           f"({info['unanswerable']} unanswerable); {info['unlabelled']} unlabelled question(s) left out"
           + (f"; {len(info['unknown'])} label(s) name questions not in {ds.name}" if info["unknown"] else ""),
           file=sys.stderr)
@@ -618,7 +622,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--retry-errors", action="store_true", help="with --resume: run the pairs that failed again")
     p.add_argument("--gold", metavar="LABELS", help="score against analysts' labels instead of the dataset's gold: "
                                                     "a labels export (.csv/.jsonl), a label store file or a "
-                                                    "postgresql:// URL; only labelled questions are run")
+                                                    "postgresql:// URL; per question the lead's adjudicated "
+                                                    "label, else the analysts' agreed one; only those questions "
+                                                    "are run (disputed ones are left out and named)")
     p.add_argument("--gold-analyst", metavar="NAME", help="with --gold: only this analyst's labels")
     p.add_argument("--engine", choices=["local", "ray"], default="local",
                    help="local: --concurrency questions at once in this process; ray: questions fanned out to the "

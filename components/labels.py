@@ -20,6 +20,7 @@ from backend.labels.files import render
 from backend.labels.location import StoreChoices
 from backend.labels.model import CONFLICT_TYPES, MAX_NOTE, Label, LabelDraft
 from backend.labels.queue import ABSTAINED, Case
+from backend.labels.team import CaseLabels, case_progress
 from backend.labels.store import LabelStoreError, store_url
 from backend.methods import title as method_title
 from backend.report.text import plural
@@ -28,7 +29,8 @@ from backend.schema import Question
 #: The older top-level key of ``.streamlit/secrets.toml`` naming the store (a file path or a ``postgresql://`` URL):
 #: an alias of ``label_store`` in its ``[deployment]`` table.
 SECRET = location.LEGACY_SECRET
-LABELLED = {"unlabelled": "unlabelled", "labelled": "labelled", "all": "all"}
+#: The queue's "Cases" choice: those still needing the analyst's label, those they labelled, all.
+LABELLED = {"unlabelled": "to do", "labelled": "yours", "all": "all"}
 ANY = ""  # the "no filter" / "no best method" choice of a select box
 #: Keyboard shortcuts of the form's buttons (Streamlit fires modified keys even while the focus is in a text box).
 #: The form is no ``st.form`` (its fields reach the server as they change, so a draft survives a page switch):
@@ -183,18 +185,20 @@ def label_text(label: LabelDraft) -> str:
     return "\n".join(lines)
 
 
-def queue_frame(cases: list[Case], labels: Mapping[str, Label], skipped: set[str], current: str | None
-                ) -> pd.DataFrame:
-    """One row per case in queue order: rank, position in the dataset, id, entropy, answer groups, who labelled it
-    (version), and whether it is the current case or was skipped this session."""
+def queue_frame(cases: list[Case], labels: Mapping[str, Label], skipped: set[str], current: str | None,
+                team: Mapping[str, CaseLabels] | None = None, overlap: int = 1) -> pd.DataFrame:
+    """One row per case in queue order: rank, position in the dataset, id, entropy, answer groups, how many labels
+    it has of the round's overlap ("1 of 2 labels"), whether the analyst's own label is saved (``labels``: theirs;
+    others' are never shown here: blind), and whether it is the current case or was skipped this session."""
     rows = []
     for rank, c in enumerate(cases, 1):
         lab = labels.get(c.id)
         rows.append({"": "▶" if c.id == current else "", "#": rank, "position": c.position, "id": c.id,
                      "entropy (bits)": round(c.entropy, 3), "groups": len(c.groups),
-                     "labelled by": f"{lab.analyst} (v{lab.version})" if lab else "",
+                     "labels": case_progress((team or {}).get(c.id), overlap),
+                     "yours": f"v{lab.version}" if lab else "",
                      "skipped": c.id in skipped, "question": c.question.question})
-    return pd.DataFrame(rows, columns=["", "#", "position", "id", "entropy (bits)", "groups", "labelled by",
+    return pd.DataFrame(rows, columns=["", "#", "position", "id", "entropy (bits)", "groups", "labels", "yours",
                                        "skipped", "question"])
 
 

@@ -1,7 +1,8 @@
 """Labels to and from files: CSV and JSONL, one label version per row, every field kept so an export imports back
 exactly (``LabelStore.import_labels``) and can serve as gold answers (``backend.labels.gold``).
 
-CSV cells holding lists (answers, wrong documents and sources) are JSON arrays. A text cell that a spreadsheet
+CSV cells holding lists (answers, wrong documents and sources, the labels an adjudicated one settles) are JSON
+arrays. A text cell that a spreadsheet
 would run as a formula (starting with ``= + - @``, a tab or a carriage return) is written with a leading ``'``,
 which reading removes again, so the file is safe to open in a spreadsheet and still round-trips exactly.
 """
@@ -22,13 +23,14 @@ from backend.labels.model import Label
 FORMATS = ("csv", "jsonl")
 #: ``analyst_source``: ``signed-in`` (the analyst is who signed in) or ``self-declared`` (a typed name; exports
 #: written before it existed read as self-declared); ``question_fingerprint`` / ``carried_from``: see
-#: ``backend.labels.identity``.
+#: ``backend.labels.identity``; ``kind`` / ``settles``: ``backend.labels.team`` (exports written before team
+#: labelling read as analysts' labels settling nothing).
 FIELDS = ["uid", "dataset", "question_id", "version", "supersedes", "created_at", "analyst", "analyst_source",
           "answers", "unanswerable", "conflict_type", "wrong_documents", "wrong_sources", "best_method", "note",
-          "question_fingerprint", "carried_from"]
+          "question_fingerprint", "carried_from", "kind", "settles"]
 #: Cells read as None when empty (older exports lack the last three columns altogether).
 OPTIONAL = ("supersedes", "conflict_type", "best_method", "question_fingerprint", "carried_from")
-LISTS = ("answers", "wrong_documents", "wrong_sources")
+LISTS = ("answers", "wrong_documents", "wrong_sources", "settles")
 
 
 class LabelFileError(ValueError):
@@ -89,8 +91,8 @@ def _from_csv_row(row: dict[str, str]) -> dict:
             data[name] = raw.strip().lower() in ("true", "1")
         elif name in OPTIONAL and raw == "":
             data[name] = None
-        elif name == "analyst_source" and raw == "":
-            continue  # the default: self-declared
+        elif name in ("analyst_source", "kind") and raw == "":
+            continue  # the default: self-declared, analyst
         else:
             data[name] = exports.restore(raw)
     return data

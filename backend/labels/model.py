@@ -22,6 +22,11 @@ ConflictType = Literal["ambiguity", "misinformation", "noise", "outdated", "none
 AnalystSource = Literal["signed-in", "self-declared"]
 SIGNED_IN: AnalystSource = "signed-in"
 SELF_DECLARED: AnalystSource = "self-declared"
+#: What a label version is: one analyst's judgement (``analyst``), or the final label a round's lead recorded where
+#: the analysts' labels disagree (``adjudicated``; ``settles`` names the analysts' labels it settled).
+LabelKind = Literal["analyst", "adjudicated"]
+ANALYST: LabelKind = "analyst"
+ADJUDICATED: LabelKind = "adjudicated"
 #: The conflict types in the order the form offers them, with the words the analyst reads.
 CONFLICT_TYPES: dict[str, str] = {"ambiguity": "ambiguity", "misinformation": "misinformation", "noise": "noise",
                                   "outdated": "outdated knowledge", "none": "no conflict", "other": "other"}
@@ -80,6 +85,11 @@ class Label(LabelDraft):
     question_fingerprint: str | None = None
     #: The uid of the label (of another version of the dataset) this one was carried over from.
     carried_from: str | None = None
+    #: ``analyst``: one analyst's own label (each analyst's versions form their own chain, ``supersedes`` pointing
+    #: at their previous one); ``adjudicated``: the lead's final label, its own chain.
+    kind: LabelKind = ANALYST
+    #: An adjudicated label: the uids of the analysts' labels it settled (the ones the lead saw side by side).
+    settles: list[str] = Field(default_factory=list)
 
     def draft(self) -> LabelDraft:
         return LabelDraft(**self.model_dump(include=set(LabelDraft.model_fields)))

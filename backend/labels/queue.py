@@ -112,13 +112,16 @@ def build_queue(dataset: Dataset, results: dict[tuple[str, str], MethodResult], 
 
 
 def filter_cases(cases: list[Case], labels: dict[str, Label], conflict_type: str | None = None,
-                 method: str | None = None, labelled: Labelled = "all") -> list[Case]:
+                 method: str | None = None, labelled: Labelled = "all", todo: set[str] | None = None) -> list[Case]:
     """Cases by conflict type (the label's when labelled, else the dataset's), by method (it is in a minority
-    or wrong) and by whether a label exists."""
+    or wrong) and by whether a label exists. ``labels``: the analyst's own; ``todo``: the cases that still need
+    their label (``backend.labels.team.needs``: in a round with overlap, a case others labelled enough is not
+    theirs to do); without it, those without a label in ``labels``."""
     out = []
     for c in cases:
         label = labels.get(c.id)
-        if labelled == "labelled" and label is None or labelled == "unlabelled" and label is not None:
+        pending = label is None if todo is None else c.id in todo
+        if labelled == "labelled" and label is None or labelled == "unlabelled" and not pending:
             continue
         kind = label.conflict_type if label and label.conflict_type else c.dataset_type
         if conflict_type and kind != conflict_type:

@@ -40,9 +40,11 @@ from sqlalchemy.exc import ArgumentError, IntegrityError, OperationalError
 
 from backend.errors import mask_secrets, mask_url
 from backend.labels.identity import dataset_key, is_key, name_of, question_fingerprint
-from backend.labels.model import (MAX_NOTE, SELF_DECLARED, SIGNED_IN, AnalystSource, Label, LabelDraft, LabelError,
-                                  check, problems)
+from backend.labels.model import (ADJUDICATED, ANALYST, MAX_ANALYST, MAX_NOTE, SELF_DECLARED, SIGNED_IN,
+                                  AnalystSource, Label, LabelDraft, LabelError, LabelKind, check, problems)
 from backend.labels.tables import labels as T
+from backend.labels.tables import rounds as R
+from backend.labels.team import MAX_OVERLAP, CaseLabels, Round, by_case, heads
 from backend.paths import default_data_dir
 
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
@@ -53,7 +55,7 @@ READS = "conflictlens_reads"  # execution option of the store's read-only connec
 CONNECT_TIMEOUT_S = 10
 SQLITE_HEADER = b"SQLite format 3\x00"
 #: The tables every ConflictLens label store has (from its first revision on).
-STORE_TABLES = frozenset({"labels", "alembic_version"})
+STORE_TABLES = frozenset({"labels", "alembic_version"})  # rounds: from revision 0003 on
 #: How the name of a new SQLite store may end (the Label page refuses others).
 NEW_SUFFIXES = (".db", ".sqlite", ".sqlite3")
 FileState = Literal["missing", "store", "other"]
@@ -299,15 +301,43 @@ class LabelStore:
 
     def save(self, draft: LabelDraft, dataset=None, methods: Iterable[str] | None = None,
              expected: str | None | object = ANY, analyst_source: AnalystSource = SELF_DECLARED) -> Label:
-        """Store ``draft`` as the question's newest label version and return it.
+        """Store ``draft`` as the newest version of its analyst's own label of the question and return it.
 
-        ``dataset`` (a ``backend.schema.Dataset``): the label is checked against it (question, documents, sources)
-        and saved under its identity (``identity.dataset_key``; the draft may name the dataset by identity or by
-        name) with the fingerprint of the question. Without it the draft must already name an identity.
-        ``methods``: the best method must be one of them. ``expected``: the uid of the version the analyst edited
-        (None: they saw none); if another is newest now, ``LabelConflict``. ``analyst_source``: ``"signed-in"``
-        when ``draft.analyst`` is the identity the user signed in with (the app's sign-in), else
-        ``"self-declared"`` (a name they typed)."""
+        Each analyst's labels of a question form their own chain (``backend.labels.team``): a save supersedes the
+        analyst's previous version, never another analyst's label. ``dataset`` (a ``backend.schema.Dataset``): the
+        label is checked against it (question, documents, sources) and saved under its identity
+        (``identity.dataset_key``; the draft may name the dataset by identity or by name) with the fingerprint of
+        the question. Without it the draft must already name an identity. ``methods``: the best method must be one
+        of them. ``expected``: the uid of the analyst's own version the form showed (None: they had none); if
+        another of theirs is newest now (another tab), ``LabelConflict``. ``analyst_source``: ``"signed-in"`` when
+        ``draft.analyst`` is the identity the user signed in with (the app's sign-in), else ``"self-declared"``."""
+        return self._write(draft, dataset, methods, expected, analyst_source, ANALYST, [])
+
+    def adjudicate(self, draft: LabelDraft, settles: Iterable[str], dataset=None,
+                   methods: Iterable[str] | None = None, expected: str | None | object = ANY,
+                   analyst_source: AnalystSource = SELF_DECLARED) -> Label:
+        """Record the final label of a case whose analysts' labels disagree: a version of its own kind
+        (``adjudicated``) by ``draft.analyst``, who must be the lead the dataset's round names, naming the analysts'
+        labels it settles (``settles``: their uids, labels of this question). ``expected``: the adjudicated version
+        the lead was looking at (None: none), as for ``save``."""
+        settles = list(dict.fromkeys(settles))
+        key = dataset_key(dataset) if dataset is not None else draft.dataset
+        rnd = self.round(key)
+        who = draft.analyst.strip()
+        if rnd is None:
+            raise LabelError([f"{name_of(key)} / {draft.question_id}: only a round's lead adjudicates, and "
+                              f"{name_of(key)} has no labelling round: set one first (it names the lead)"])
+        if who != rnd.lead:
+            raise LabelError([f"{name_of(key)} / {draft.question_id}: only the round's lead ({rnd.lead}) records an "
+                              f"adjudicated label; you are {who or 'unnamed'}"])
+        known = {lab.uid for lab in self.history(key, draft.question_id) if lab.kind == ANALYST}
+        if unknown := [u for u in settles if u not in known]:
+            raise LabelError([f"{name_of(key)} / {draft.question_id}: settles {', '.join(unknown)}, not analysts' "
+                              "labels of this question"])
+        return self._write(draft, dataset, methods, expected, analyst_source, ADJUDICATED, settles)
+
+    def _write(self, draft: LabelDraft, dataset, methods, expected, analyst_source: AnalystSource, kind: LabelKind,
+               settles: list[str]) -> Label:
         if analyst_source not in (SIGNED_IN, SELF_DECLARED):
             raise LabelError([f"analyst_source must be {SIGNED_IN!r} or {SELF_DECLARED!r}"])
         draft = check(draft, dataset, methods)
@@ -322,15 +352,23 @@ class LabelStore:
         for _ in range(50):
             try:
                 with self.engine.begin() as conn:
-                    current = self._newest(conn, draft.dataset, draft.question_id)
-                    if expected is not ANY and (current.uid if current else None) != expected:
-                        raise LabelConflict(current) if current else LabelError(
-                            [f"{name_of(draft.dataset)} / {draft.question_id}: the label being edited no longer "
-                             "exists"])
+                    newest = self._newest(conn, draft.dataset, draft.question_id)
+                    mine = self._chain_head(conn, draft.dataset, draft.question_id, kind, draft.analyst)
+                    if expected is not ANY and (mine.uid if mine else None) != expected:
+                        raise LabelConflict(mine) if mine else LabelError(
+                            [f"{name_of(draft.dataset)} / {draft.question_id}: the label being edited is not "
+                             f"{'the adjudicated label' if kind == ADJUDICATED else draft.analyst + chr(39) + 's'}"
+                             " (it was replaced, or is another analyst's)"])
+                    if kind == ADJUDICATED:  # settles what the analysts' labels are now, not what they were
+                        now = self.current_heads(conn, draft.dataset, draft.question_id)
+                        if set(settles) != now:
+                            raise LabelError([f"{name_of(draft.dataset)} / {draft.question_id}: the analysts' labels "
+                                              "changed since you looked (a new or edited label); look again"])
                     label = Label(**draft.model_dump(), uid=uuid.uuid4().hex,
-                                  version=current.version + 1 if current else 1,
-                                  supersedes=current.uid if current else None, created_at=_now(),
-                                  analyst_source=analyst_source, question_fingerprint=fingerprint)
+                                  version=newest.version + 1 if newest else 1,
+                                  supersedes=mine.uid if mine else None, created_at=_now(),
+                                  analyst_source=analyst_source, question_fingerprint=fingerprint, kind=kind,
+                                  settles=settles)
                     conn.execute(sa.insert(T).values(**_row(label)))
                 return label
             except IntegrityError:
@@ -340,20 +378,27 @@ class LabelStore:
     def import_labels(self, labels: Iterable[Label], dataset=None, methods: Iterable[str] | None = None
                       ) -> ImportReport:
         """Add labels exported from a store (in timestamp order). A label whose uid is already here is skipped, so
-        importing a file twice adds nothing. Each imported label keeps its uid, analyst, text and time, and becomes
-        the newest version of its question here (its ``supersedes`` is this store's previous newest)."""
+        importing a file twice adds nothing. Each imported label keeps its uid, analyst, kind, text and time, and
+        becomes the newest version of its chain here (its ``supersedes`` is this store's current label of the same
+        analyst, or the current adjudicated label)."""
         items = sorted(labels, key=lambda lab: (lab.created_at, lab.version))
         for lab in items:  # all or nothing: every label is checked before any is written
             check(lab.draft(), dataset, methods)
         added = skipped = 0
+        batch = {lab.uid for lab in items}
         with self.engine.begin() as conn:
             for lab in items:
                 if conn.execute(sa.select(T.c.id).where(T.c.uid == lab.uid)).first():
                     skipped += 1
                     continue
-                current = self._newest(conn, lab.dataset, lab.question_id)
-                row = lab.model_copy(update={"version": current.version + 1 if current else 1,
-                                             "supersedes": current.uid if current else None})
+                newest = self._newest(conn, lab.dataset, lab.question_id)
+                # the export's own chain where the label it replaced came along (or is here): the file and the store
+                # then say the same labels are current; else on this store's current label of the same chain
+                kept = lab.supersedes and (lab.supersedes in batch or conn.execute(
+                    sa.select(T.c.id).where(T.c.uid == lab.supersedes)).first())
+                mine = None if kept else self._chain_head(conn, lab.dataset, lab.question_id, lab.kind, lab.analyst)
+                row = lab.model_copy(update={"version": newest.version + 1 if newest else 1,
+                                             "supersedes": lab.supersedes if kept else mine.uid if mine else None})
                 conn.execute(sa.insert(T).values(**_row(row)))
                 added += 1
         return ImportReport(added, skipped)
@@ -365,12 +410,28 @@ class LabelStore:
                            .order_by(T.c.version.desc()).limit(1)).mappings().first()
         return _label(row) if row else None
 
+    def current_heads(self, conn, dataset: str, question_id: str) -> set[str]:
+        """The uids of the analysts' current labels of a question (what an adjudication settles)."""
+        rows = conn.execute(sa.select(T).where(T.c.dataset == dataset, T.c.question_id == question_id)
+                            .order_by(T.c.version)).mappings().all()
+        return {lab.uid for lab in by_case(_label(r) for r in rows).get(question_id, CaseLabels(question_id))
+                .analysts.values()}
+
+    def _chain_head(self, conn, dataset: str, question_id: str, kind: str, analyst: str) -> Label | None:
+        """The current label of one chain of a question: the analyst's own, or the adjudicated one (any lead)."""
+        rows = conn.execute(sa.select(T).where(T.c.dataset == dataset, T.c.question_id == question_id)
+                            .order_by(T.c.version)).mappings().all()
+        current = [lab for lab in heads(_label(r) for r in rows)
+                   if lab.kind == kind and (kind == ADJUDICATED or lab.analyst == analyst)]
+        return current[-1] if current else None
+
     def _select(self, query) -> list[Label]:
         with self._reads.connect() as conn:
             return [_label(r) for r in conn.execute(query).mappings()]
 
     def latest(self, dataset: str, question_ids: Iterable[str] | None = None) -> dict[str, Label]:
-        """The current label of each labelled question of ``dataset`` (optionally only ``question_ids``)."""
+        """The newest label version of each labelled question of ``dataset``, by anyone (optionally only
+        ``question_ids``): whether a question is labelled at all. Each analyst's own: ``mine``; all: ``current``."""
         newest = (sa.select(T.c.question_id, sa.func.max(T.c.version).label("v")).where(T.c.dataset == dataset)
                   .group_by(T.c.question_id).subquery())
         query = sa.select(T).join(newest, sa.and_(T.c.question_id == newest.c.question_id,
@@ -378,6 +439,74 @@ class LabelStore:
         if question_ids is not None:
             query = query.where(T.c.question_id.in_(list(question_ids)))
         return {lab.question_id: lab for lab in self._select(query)}
+
+    def current(self, dataset: str, question_ids: Iterable[str] | None = None) -> dict[str, CaseLabels]:
+        """Each labelled question's current labels (``backend.labels.team``): every analyst's own and the
+        adjudicated one."""
+        query = sa.select(T).where(T.c.dataset == dataset).order_by(T.c.version)
+        if question_ids is not None:
+            query = query.where(T.c.question_id.in_(list(question_ids)))
+        return by_case(self._select(query))
+
+    def mine(self, dataset: str, analyst: str) -> dict[str, Label]:
+        """``analyst``'s current label of each question they labelled."""
+        if not analyst:
+            return {}
+        return {qid: case.analysts[analyst] for qid, case in self.current(dataset).items() if analyst in case.analysts}
+
+    # --- rounds ------------------------------------------------------------------------------------------------
+
+    def round(self, dataset: str) -> Round | None:
+        """The dataset's current labelling round (None: none set: overlap 1, no lead)."""
+        with self._reads.connect() as conn:
+            row = conn.execute(sa.select(R).where(R.c.dataset == dataset).order_by(R.c.number.desc()).limit(1)
+                               ).mappings().first()
+        return _round(row) if row else None
+
+    def rounds(self, dataset: str) -> list[Round]:
+        """Every setting of the dataset's round, oldest first."""
+        with self._reads.connect() as conn:
+            return [_round(r) for r in conn.execute(sa.select(R).where(R.c.dataset == dataset)
+                                                    .order_by(R.c.number)).mappings()]
+
+    def set_round(self, dataset: str, overlap: int, lead: str, by: str, by_source: AnalystSource = SELF_DECLARED,
+                  expected: int | None | object = ANY) -> Round:
+        """Set the dataset's round: ``overlap`` analysts per case, led by ``lead``. Anyone may set the first round;
+        a later change only its lead (``by``). ``expected``: the round number the page showed (None: none); a
+        change set meanwhile raises ``LabelError`` instead of being overwritten."""
+        lead, by = lead.strip(), by.strip()
+        where = f"{name_of(dataset)}"
+        found = []
+        if not by:
+            found.append(f"{where}: say who sets the round (your name is empty)")
+        elif len(by) > MAX_ANALYST:
+            found.append(f"{where}: the name of who sets the round is over {MAX_ANALYST} characters")
+        if not lead:
+            found.append(f"{where}: name the round's lead")
+        elif len(lead) > MAX_ANALYST:
+            found.append(f"{where}: the lead's name is over {MAX_ANALYST} characters")
+        if not isinstance(overlap, int) or not 1 <= overlap <= MAX_OVERLAP:
+            found.append(f"{where}: overlap must be a whole number from 1 to {MAX_OVERLAP} (analysts per case)")
+        if found:
+            raise LabelError(found)
+        for _ in range(50):
+            try:
+                with self.engine.begin() as conn:
+                    row = conn.execute(sa.select(R).where(R.c.dataset == dataset).order_by(R.c.number.desc())
+                                       .limit(1)).mappings().first()
+                    current = _round(row) if row else None
+                    if expected is not ANY and (current.number if current else None) != expected:
+                        raise LabelError([f"{where}: {current.set_by if current else 'someone'} changed the round "
+                                          "meanwhile; look at it before changing it"])
+                    if current is not None and by != current.lead:
+                        raise LabelError([f"{where}: only the round's lead ({current.lead}) changes it; you are {by}"])
+                    rnd = Round(dataset=dataset, number=current.number + 1 if current else 1, overlap=overlap,
+                                lead=lead, set_by=by, set_by_source=by_source, created_at=_now())
+                    conn.execute(sa.insert(R).values(**rnd.model_dump()))
+                return rnd
+            except IntegrityError:
+                continue
+        raise LabelStoreError(f"{self.where}: could not set the round after 50 attempts (too many concurrent writers)")
 
     def history(self, dataset: str, question_id: str) -> list[Label]:
         """Every version of one question's label, oldest first."""
@@ -426,34 +555,44 @@ class LabelStore:
         label versions noting where they came from, for the questions whose id and content are unchanged (the
         label's question fingerprint equals the question's here; a label without one, saved before fingerprints
         were recorded, is carried by question id alone). A question that already has a label here, changed, or is
-        gone is left as it is. Nothing is removed from ``source``."""
+        gone is left as it is. Every current label of a question is carried (each analyst's and the adjudicated
+        one, which then names the copies it settles). Nothing is removed from ``source``; its round is not carried."""
         target = dataset_key(dataset)
         if source == target or name_of(source) != name_of(target):
             raise LabelError([f"{source}: not another version of {name_of(target)}"])
-        labels = self.latest(source)
+        per_question: dict[str, list[Label]] = {}
+        for lab in heads(self.versions(source)):  # every analyst's current label, and the adjudicated one
+            per_question.setdefault(lab.question_id, []).append(lab)
         questions = {q.id: q for q in dataset.questions}
         for _ in range(50):
             report = CarryReport(source)
             try:
                 with self.engine.begin() as conn:
-                    for qid, lab in sorted(labels.items()):
+                    for qid, current in sorted(per_question.items()):
                         q = questions.get(qid)
                         if q is None:
                             report.gone += 1
                             continue
                         fingerprint = question_fingerprint(q)
-                        by_id = lab.question_fingerprint is None
-                        draft = lab.draft().model_copy(update={"dataset": target, "note": _carried_note(lab, by_id)})
-                        if not by_id and lab.question_fingerprint != fingerprint or problems(draft, dataset):
+                        by_id = current[0].question_fingerprint is None
+                        drafts = [lab.draft().model_copy(update={"dataset": target, "note": _carried_note(lab, by_id)})
+                                  for lab in current]
+                        if any(not by_id and lab.question_fingerprint != fingerprint or problems(d, dataset)
+                               for lab, d in zip(current, drafts)):
                             report.changed += 1
                             continue
                         if self._newest(conn, target, qid) is not None:
                             report.already += 1
                             continue
-                        label = Label(**draft.model_dump(), uid=uuid.uuid4().hex, version=1, created_at=_now(),
-                                      analyst_source=lab.analyst_source, question_fingerprint=fingerprint,
-                                      carried_from=lab.uid)
-                        conn.execute(sa.insert(T).values(**_row(label)))
+                        copied: dict[str, str] = {}  # old uid -> new, so an adjudicated label names the copies
+                        pairs = sorted(zip(current, drafts), key=lambda p: p[0].kind == ADJUDICATED)  # analysts first
+                        for n, (lab, draft) in enumerate(pairs, 1):
+                            label = Label(**draft.model_dump(), uid=uuid.uuid4().hex, version=n, created_at=_now(),
+                                          analyst_source=lab.analyst_source, question_fingerprint=fingerprint,
+                                          carried_from=lab.uid, kind=lab.kind,
+                                          settles=[copied.get(u, u) for u in lab.settles])
+                            conn.execute(sa.insert(T).values(**_row(label)))
+                            copied[lab.uid] = label.uid
                         report.carried += 1
                         report.by_id_only += by_id
                 return report
@@ -480,14 +619,25 @@ def _row(label: Label) -> dict:
     return label.model_dump(mode="python")
 
 
-def _label(row) -> Label:
+def _fields(row) -> dict:
+    """A row's fields without the row id, its time in UTC: SQLite keeps no zone (we only ever write UTC);
+    PostgreSQL answers in the session's zone."""
     data = dict(row)
     data.pop("id", None)
     created = data["created_at"]
-    # SQLite keeps no zone (we only ever write UTC); PostgreSQL answers in the session's zone
     data["created_at"] = created.replace(tzinfo=timezone.utc) if created.tzinfo is None else created.astimezone(
         timezone.utc)
+    return data
+
+
+def _label(row) -> Label:
+    data = _fields(row)
+    data["settles"] = data.get("settles") or []
     return Label(**data)
+
+
+def _round(row) -> Round:
+    return Round(**_fields(row))
 
 
 def _first_line(err: Exception) -> str:

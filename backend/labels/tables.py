@@ -1,4 +1,4 @@
-"""The label table as SQLAlchemy Core metadata (the store's queries use it; the migrations create it)."""
+"""The label and round tables as SQLAlchemy Core metadata (the store's queries use it; the migrations create it)."""
 
 from __future__ import annotations
 
@@ -30,6 +30,24 @@ labels = sa.Table(
     sa.Column("analyst_source", sa.String(20), nullable=False, server_default="self-declared"),
     sa.Column("question_fingerprint", sa.String(64), nullable=True),
     sa.Column("carried_from", sa.String(32), nullable=True),
+    # 0003: an analyst's own label or the lead's adjudicated one, and the labels an adjudicated one settled
+    sa.Column("kind", sa.String(20), nullable=False, server_default="analyst"),
+    sa.Column("settles", sa.JSON, nullable=True),
     sa.UniqueConstraint("dataset", "question_id", "version", name="uq_labels_question_version"),
     sa.Index("ix_labels_question", "dataset", "question_id"),
+)
+
+#: 0003: labelling rounds, one row per setting (inserted, never updated): a dataset's current round is its highest
+#: ``number``; the unique (dataset, number) makes two leads changing it at once collide instead of both winning.
+rounds = sa.Table(
+    "rounds", metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("dataset", sa.String(200), nullable=False),
+    sa.Column("number", sa.Integer, nullable=False),
+    sa.Column("overlap", sa.Integer, nullable=False),
+    sa.Column("lead", sa.String(100), nullable=False),
+    sa.Column("set_by", sa.String(100), nullable=False),
+    sa.Column("set_by_source", sa.String(20), nullable=False),
+    sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+    sa.UniqueConstraint("dataset", "number", name="uq_rounds_dataset_number"),
 )

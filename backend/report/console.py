@@ -89,8 +89,11 @@ def print_evaluation(summary: dict) -> None:
                   "for methods that abstain; an abstention is labelled by vanilla RAG's answer.", highlight=False)
     gold = summary.get("gold") or {}
     if gold.get("from", "dataset") != "dataset":
+        from backend.labels.gold import settled_text
+
         console.print(Text(f"Gold answers: analysts' labels from {gold['from']}"
                            + (f" (by {gold['analyst']})" if gold.get("analyst") else "")
+                           + (f": {settled_text(gold)}" if "agreed" in gold else "")  # older summaries: no counts
                            + f"; a question labelled unanswerable ({gold.get('unanswerable', 0)}) is answered "
                            "correctly by abstaining."), highlight=False)
     if summary["missing"]:

@@ -64,7 +64,7 @@ def _store(where: str) -> LabelStore:
     return LabelStore(where)
 
 
-def _failure(err: Exception, where: str) -> LabelStoreError:
+def failure(err: Exception, where: str) -> LabelStoreError:
     if isinstance(err, LabelStoreError):
         return err
     first = (str(getattr(err, "orig", None) or err).strip().splitlines() or [type(err).__name__])[0]
@@ -78,7 +78,7 @@ def open_store(where: str) -> LabelStore:
     try:
         return _store(where)
     except (LabelStoreError, SQLAlchemyError, OSError, ValueError, ImportError) as err:
-        raise _failure(err, where) from None
+        raise failure(err, where) from None
 
 
 def read(store: LabelStore, what: Callable[[LabelStore], object]):
@@ -88,7 +88,7 @@ def read(store: LabelStore, what: Callable[[LabelStore], object]):
         return what(store)
     except (SQLAlchemyError, OSError) as err:
         _store.clear()
-        raise _failure(err, store.where) from None
+        raise failure(err, store.where) from None
 
 
 # --- the queue's source --------------------------------------------------------------------------------------
@@ -125,6 +125,7 @@ class QueueState:
     trail: list[str] = field(default_factory=list)           # cases visited before, for Previous
     skipped: set[str] = field(default_factory=set)
     form: tuple[str, str | None] | None = None               # (case, uid of the version the form was loaded from)
+    form_for: str | None = None                              # the analyst whose label the form was loaded for
     flashes: list[str] = field(default_factory=list)         # toasts for the next run
     problems: tuple[str, list[str]] | None = None            # (case, why the last save was refused)
     conflict: tuple[str, str, LabelDraft] | None = None      # (case, what happened, the draft that was not saved)
@@ -222,12 +223,13 @@ def analyst(analyst_key: str) -> tuple[str, AnalystSource]:
     who = signin.current()
     if who is not None:
         return who.analyst, SIGNED_IN
-    return str(st.session_state.get(analyst_key) or ""), SELF_DECLARED
+    return str(st.session_state.get(analyst_key) or "").strip(), SELF_DECLARED  # as the store keeps it
 
 
 def save(ctx: Context, qs: QueueState, case_id: str, loaded: str | None, keys: dict[str, str]) -> None:
-    """Store the form as the case's next label version, on top of ``loaded`` (the version the form showed): if
-    someone saved since, nothing is stored and the form reloads their label; then on to the next case. The analyst
+    """Store the form as the next version of the analyst's own label of the case, on top of ``loaded`` (the version
+    the form showed): if they saved another since (another tab), nothing is stored and the form reloads that; then on
+    to the next case. The analyst
     is read now (the callback runs in the session that pressed Save), never from a field when signed in."""
     name, source = analyst(ctx.analyst_key)
     draft = view.draft_from(form_values(keys), ctx.dataset.name, case_id, name)
@@ -238,15 +240,16 @@ def save(ctx: Context, qs: QueueState, case_id: str, loaded: str | None, keys: d
         cur = err.current
         qs.form, qs.problems = (case_id, cur.uid), None
         qs.drafts.pop(case_id, None)  # their label is in the form now; the unsaved one is shown beside it
-        qs.conflict = (case_id, f"{md(cur.analyst)} saved version {cur.version} of this label at {md(view.when(cur))} "
-                                "while the form was open. Your label was not saved; theirs is in the form now. "
-                                "Look at it, then save again to replace it.", draft)
+        qs.conflict = (case_id, f"You ({md(cur.analyst)}) saved version {cur.version} of your label at "
+                                f"{md(view.when(cur))} elsewhere (another tab or window) while this form was open. "
+                                "This form was not saved; that version is in the form now. Look at it, then save "
+                                "again to replace it.", draft)
         return
     except LabelError as err:
         qs.problems, qs.conflict = (case_id, err.problems), None
         return
     except (LabelStoreError, SQLAlchemyError) as err:
-        qs.problems = (case_id, [f"Not saved: {_failure(err, ctx.store.where)}"])
+        qs.problems = (case_id, [f"Not saved: {failure(err, ctx.store.where)}"])
         return
     qs.form = (case_id, label.uid)
     qs.drafts.pop(case_id, None)
@@ -362,35 +365,56 @@ def jump(qs: QueueState, table_key: str, ids: list[str]) -> None:
 # --- live parts: what other analysts saved -------------------------------------------------------------------
 
 @st.fragment(run_every=REFRESH_S)
-def live_progress(store: LabelStore, dataset: str, cases: list[Case]) -> None:
-    """Labelled / total over ``cases``, read again every few seconds."""
+def live_progress(store: LabelStore, dataset: str, cases: list[Case], analyst_key: str, overlap: int) -> None:
+    """Cases with all the round's labels over ``cases``, and labels per analyst, read again every few seconds."""
+    from backend.labels.team import progress
+    from components.team import progress_text
+
     try:
-        labels = read(store, lambda s: s.latest(dataset, [c.id for c in cases]))
+        current = read(store, lambda s: s.current(dataset, [c.id for c in cases]))
     except LabelStoreError as err:
         st.error(md(str(err)), icon=":material/error:")
         return
-    done = sum(c.id in labels for c in cases)
-    st.progress(done / max(len(cases), 1), text=f"{done} / {len(cases)} labelled")
+    done = progress(current, [c.id for c in cases], overlap)
+    st.progress(done["complete"] / max(done["cases"], 1), text=md(progress_text(done, analyst(analyst_key)[0])))
 
 
 @st.fragment(run_every=REFRESH_S)
-def live_status(store: LabelStore, dataset: str, case_id: str, loaded: str | None) -> None:
-    """Who labelled the case and when, every version, and a warning when a version newer than the form's was saved
-    (read again every few seconds; the form itself is not redrawn, so typed input stays)."""
+def live_status(store: LabelStore, dataset: str, case_id: str, loaded: str | None, analyst_key: str,
+                overlap: int) -> None:
+    """The case's labels so far ("1 of 2 labels"), the analyst's own versions, a warning when they saved a newer
+    version elsewhere (another tab), and, once their own label is saved, the other analysts' labels (blind before:
+    read again every few seconds; the form itself is not redrawn, so typed input stays)."""
+    from backend.labels.team import by_case, case_progress, may_see_others
+
+    me = analyst(analyst_key)[0]
     try:
         history: list[Label] = read(store, lambda s: s.history(dataset, case_id))
     except LabelStoreError as err:
         st.error(md(str(err)), icon=":material/error:")
         return
-    latest = history[-1] if history else None
-    st.caption(md(view.status_text(latest)))
-    if latest is not None and latest.uid != loaded:
-        st.warning(f"{md(latest.analyst)} saved version {latest.version} at {md(view.when(latest))}, after this "
-                   "form was loaded. Saving now stops and shows you their label first.", icon=":material/group:")
-        if st.button(f"Load version {latest.version} into the form", key=f"{PAGE}.reload"):
-            state(dataset).form = (case_id, latest.uid)
+    case = by_case(history).get(case_id)
+    mine = [lab for lab in history if lab.kind == "analyst" and me and lab.analyst == me]
+    own = case.analysts.get(me) if case and me else None
+    others = {a: lab for a, lab in case.analysts.items() if a != me} if case else {}
+    st.caption(md(f"{case_progress(case, overlap)} · " + (view.status_text(own) if own else "not labelled by you yet")
+                  + (" · adjudicated" if case and case.adjudicated else "")))
+    if own is not None and own.uid != loaded:
+        st.warning(f"You saved version {own.version} of your label at {md(view.when(own))} elsewhere (another tab or "
+                   "window), after this form was loaded. Saving now stops and shows it first.",
+                   icon=":material/group:")
+        if st.button(f"Load version {own.version} into the form", key=f"{PAGE}.reload"):
+            state(dataset).form = (case_id, own.uid)
             st.rerun()
-    view.render_history(st, history)
+    if others and may_see_others(case, me):
+        with st.expander(f"Other analysts' labels ({len(others)})", icon=":material/groups:"):
+            for name, lab in sorted(others.items()):
+                st.caption(md(f"{name} · {view.when(lab)}"))
+                st.text(view.label_text(lab))
+    elif others:
+        st.caption(f"{len(others)} other analyst{'' if len(others) == 1 else 's'} labelled this case: their labels "
+                   "show once you saved yours (blind labelling).")
+    view.render_history(st, mine)
 
 
 # --- computing a run for the queue ---------------------------------------------------------------------------
@@ -535,7 +559,7 @@ def carry(store: LabelStore, ds: Dataset, source: str) -> None:
         st.session_state[CARRY_ERROR] = "; ".join(err.problems)
         return
     except (LabelStoreError, SQLAlchemyError) as err:
-        st.session_state[CARRY_ERROR] = f"Not carried over: {_failure(err, store.where)}"
+        st.session_state[CARRY_ERROR] = f"Not carried over: {failure(err, store.where)}"
         return
     text = report.text()
     state(dataset_key(ds)).flashes.append(text[:1].upper() + text[1:] + ".")
@@ -597,17 +621,19 @@ def run_panel(dataset: str, run_key: str, path_key: str) -> Results | None:
 
 
 def label_panel(store: LabelStore, ds: Dataset, case: Case, latest: Label | None, methods: list[str],
-                order: list[str], eligible: list[str], analyst_key: str) -> None:
-    """The current case's label: who labelled it (live), a conflict or the reasons a save was refused, the form."""
+                order: list[str], eligible: list[str], analyst_key: str, overlap: int = 1) -> None:
+    """The analyst's own label of the current case (``latest``: their current version): the case's labels so far
+    (live, blind), a conflict or the reasons a save was refused, the form."""
     key = dataset_key(ds)  # labels are this version's (backend.labels.identity), never another file's of this name
     qs = state(key)
-    if qs.form is None or qs.form[0] != case.id:
-        qs.form = (case.id, latest.uid if latest else None)
+    me = analyst(analyst_key)[0]
+    if qs.form is None or qs.form[0] != case.id or qs.form_for != me:  # another case, or a name typed or changed
+        qs.form, qs.form_for = (case.id, latest.uid if latest else None), me
     loaded = qs.form[1]
     if qs.conflict and qs.conflict[0] == case.id:
         st.warning(qs.conflict[1], icon=":material/warning:")
         st.expander("Your label that was not saved").text(view.label_text(qs.conflict[2]))
-    live_status(store, key, case.id, loaded)
+    live_status(store, key, case.id, loaded, analyst_key, overlap)
     for problem in qs.problems[1] if qs.problems and qs.problems[0] == case.id else []:
         st.error(md(problem), icon=":material/error:")
     if not analyst(analyst_key)[0].strip():

@@ -1,6 +1,7 @@
 """Label page: the review queue built from a results file (hand-made rows, so the order is known), labelling with
-Save & next / Previous / Skip / Next, labels of another analyst (seen on rerun, and a save over them refused until
-looked at), a refused label, exports, a store that cannot be opened, the run picker, and a run computed on the page."""
+Save & next / Previous / Skip / Next, labels of another analyst (hidden until the analyst saved their own), the
+analyst's own label saved from another tab (a save over it refused until looked at), a refused label, exports, a
+store that cannot be opened, the run picker, and a run computed on the page."""
 
 import json
 import time
@@ -124,7 +125,7 @@ def test_queue_order_save_next_and_previous(tmp_path, monkeypatch, db):
     at = _open(tmp_path, monkeypatch)
     assert list(_queue(at)["id"]) == QUEUE and list(_queue(at)["groups"]) == [3, 2, 2, 2]
     assert _current(at) == "ramdocs-0004" and _progress(at) == "0 / 4 labelled"
-    assert "Not labelled yet" in _captions(at)
+    assert "0 of 1 label · not labelled by you yet" in _captions(at)
     assert not [m for m in at.markdown if "-badge[" in m.value]  # blind: no truth until asked
     assert _field(at, "multiselect", "Accepted answers").options == ["Cricket", "Chess", "Soccer"]  # method order
 
@@ -196,36 +197,77 @@ def test_skip_next_and_the_filters(tmp_path, monkeypatch, db):
     assert list(_queue(at)["id"]) == QUEUE + ["ramdocs-0001"]
 
 
-def test_another_analysts_label_appears_and_a_save_over_it_is_refused(tmp_path, monkeypatch, db):
+def _seen(at) -> str:
+    """Everything the page says in words: texts, captions, markdown, alerts, expander labels, table cells."""
+    parts = [e.value for kind in ("text", "caption", "markdown", "warning", "info", "error", "success")
+             for e in getattr(at, kind)]
+    parts += [e.label for e in at.expander] + [f.value.to_csv() for f in at.dataframe]
+    return "\n".join(parts).replace("\\", "")
+
+
+def test_another_analysts_label_stays_hidden_until_ann_saved_and_her_other_tab_conflicts(tmp_path, monkeypatch, db):
     at = _open(tmp_path, monkeypatch)
+    at.text_input(key="labels.analyst").input("Ann").run()
     other = LabelStore(db)
     other.save(LabelDraft(dataset=KEY, question_id="ramdocs-0002", answers=["Football"], analyst="Bob"))
-    _run(at)
+    _run(at)  # no round: each case needs one label, so Bob's takes 0002 off Ann's to-do queue (backend.labels.team)
     assert list(_queue(at)["id"]) == QUEUE[:1] + QUEUE[2:] and _progress(at) == "1 / 4 labelled"
     at.radio(key="labels.labelled").set_value("all").run()
-    assert list(_queue(at)["labelled by"]) == ["", "Bob (v1)", "", ""]
+    assert list(_queue(at)["labels"]) == ["0 of 1 label", "1 of 1 label", "0 of 1 label", "0 of 1 label"]
+    assert list(_queue(at)["yours"]) == ["", "", "", ""]  # whose label it is is not said (blind)
+    assert "labelled by" not in _queue(at).columns and "Bob (" not in _seen(at)
 
-    other.save(LabelDraft(dataset=KEY, question_id="ramdocs-0004", answers=["Football"], note="see d1",
+    other.save(LabelDraft(dataset=KEY, question_id="ramdocs-0004", answers=["Quidditch"], note="see d1",
                           conflict_type="misinformation", analyst="Bob"))
-    _run(at)  # Bob saved the case Ann has open: said, and her form is left as it is
-    assert "Labelled by Bob" in _captions(at)
-    assert any("Bob saved version 1" in w.value and "after this form was loaded" in w.value for w in at.warning)
-    assert _field(at, "text_area", "Note").value == ""
+    _run(at)  # Bob labelled the case Ann has open: that someone did is said, not what (blind)
+    assert _current(at) == "ramdocs-0004"
+    assert "1 of 1 label · not labelled by you yet" in _captions(at)
+    assert "1 other analyst labelled this case: their labels show once you saved yours" in _captions(at)
+    assert not at.warning and _field(at, "text_area", "Note").value == ""  # not her label: no conflict
+    assert not [e for e in at.expander if e.label.startswith("Other analysts")]
+    assert not any(word in _seen(at) for word in ("Bob ·", "Quidditch", "see d1"))  # documents name a Bobby
 
     _fill(at, picked=["Cricket"])
-    _press(at, "save")
-    assert [lab.analyst for lab in other.history(KEY, "ramdocs-0004")] == ["Bob"]  # nothing overwritten
-    assert _current(at) == "ramdocs-0004"
-    assert any("Bob saved version 1 of this label" in w.value and "Your label was not saved" in w.value
-               for w in at.warning)
-    assert _field(at, "multiselect", "Accepted answers").value == []  # Bob's label is in the form now
-    assert _field(at, "text_area", "Other accepted answers, one per line").value == "Football"
-    assert _field(at, "text_area", "Note").value == "see d1"
-    assert any(e.value.startswith("answers: Cricket") for e in at.text)  # Ann's draft, to copy from
+    _press(at, "save")  # her own label, beside Bob's
+    assert [(lab.analyst, lab.version, lab.supersedes) for lab in other.history(KEY, "ramdocs-0004")] == [
+        ("Bob", 1, None), ("Ann", 2, None)]
+    assert set(other.current(KEY)["ramdocs-0004"].analysts) == {"Ann", "Bob"}
+    _press(at, "previous")
+    assert _current(at) == "ramdocs-0004" and "Labelled by Ann at " in _captions(at)
+    [others] = [e for e in at.expander if e.label.startswith("Other analysts")]
+    assert others.label == "Other analysts\' labels (1)"
+    assert any(t.value.startswith("answers: Quidditch") and "note: see d1" in t.value for t in others.text)
+    assert "1 other analyst labelled" not in _captions(at)
+    assert _field(at, "multiselect", "Accepted answers").value == ["Cricket"]  # the form is hers, not Bob's
 
-    _field(at, "text_area", "Note").input("see d1 and d2")
-    _press(at, "save")  # looked at: now it goes on top of Bob's
-    assert [(lab.analyst, lab.version) for lab in other.history(KEY, "ramdocs-0004")] == [("Bob", 1), ("Ann", 2)]
+    # Ann in a second tab (another session) saves her label of 0004 again: the first tab's form is now stale
+    tab = _page()
+    tab.text_input(key="labels.analyst").input("Ann").run()
+    tab.radio(key="labels.labelled").set_value("all").run()  # the top of the queue: 0004
+    assert _current(tab) == "ramdocs-0004" and _field(tab, "multiselect", "Accepted answers").value == ["Cricket"]
+    _field(tab, "text_area", "Note").input("from the other tab")
+    _press(tab, "save")
+    _run(at)
+    assert any("You saved version 3 of your label" in w.value and "after this form was loaded" in w.value
+               for w in at.warning)
+    assert _field(at, "text_area", "Note").value == ""  # the form is left as it is
+
+    _field(at, "text_area", "Note").input("from the first tab")
+    _press(at, "save")
+    assert [(lab.analyst, lab.version) for lab in other.history(KEY, "ramdocs-0004")] == [
+        ("Bob", 1), ("Ann", 2), ("Ann", 3)]  # nothing overwritten
+    assert _current(at) == "ramdocs-0004"
+    assert any("You (Ann) saved version 3 of your label" in w.value and "This form was not saved" in w.value
+               for w in at.warning)
+    assert _field(at, "text_area", "Note").value == "from the other tab"  # her other version is in the form now
+    assert any(t.value.startswith("answers: Cricket") and "note: from the first tab" in t.value for t in at.text)
+
+    _field(at, "text_area", "Note").input("both tabs")
+    _press(at, "save")  # looked at: now it goes on top of her version 3, Bob's untouched
+    history = other.history(KEY, "ramdocs-0004")
+    assert [(lab.analyst, lab.version) for lab in history] == [("Bob", 1), ("Ann", 2), ("Ann", 3), ("Ann", 4)]
+    assert history[3].supersedes == history[2].uid and history[0].uid not in {lab.supersedes for lab in history}
+    assert other.current(KEY)["ramdocs-0004"].analysts["Ann"].note == "both tabs"
 
 
 def test_a_bad_label_is_refused_and_stores_nothing(tmp_path, monkeypatch, db):

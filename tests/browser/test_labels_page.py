@@ -1,6 +1,7 @@
-"""The Label page in Chromium, for what AppTest cannot show: a label another analyst saves appears without a click
-(the page looks at the store every few seconds) while the analyst's unsaved typing stays in the form, and the form's
-keyboard shortcuts (Ctrl+Enter from inside a text box saves; the store refuses a save over the other label)."""
+"""The Label page in Chromium, for what AppTest cannot show: a version of the analyst's own label saved elsewhere (another
+tab) is announced without a click (the page looks at the store every few seconds) while the analyst's unsaved typing
+stays in the form, and the form's keyboard shortcuts (Ctrl+Enter from inside a text box saves; the store refuses a save
+over the newer version until it is looked at)."""
 
 import os
 
@@ -32,7 +33,7 @@ def test_labels_saved_elsewhere_appear_and_shortcuts_save(label_app, browser):
     page.goto(url + "/labels?dataset=ramdocs_dev", timeout=ms(60))
     wait_until(page, "Save & next")
     idle = page.locator('[data-testid="stApp"][data-test-script-state="notRunning"]')
-    assert "case=ramdocs-0004" in page.url and page.get_by_text("Not labelled yet").is_visible()
+    assert "case=ramdocs-0004" in page.url and page.get_by_text("not labelled by you yet").is_visible()
     name = page.get_by_role("textbox", name="Your name")
     name.fill("Ann")
     name.press("Enter")
@@ -41,28 +42,30 @@ def test_labels_saved_elsewhere_appear_and_shortcuts_save(label_app, browser):
     typed = page.get_by_role("textbox", name="Other accepted answers, one per line")
     typed.fill("Football")  # not submitted yet
 
+    # Ann saves this case from another tab
     LabelStore(db).save(LabelDraft(dataset=KEY, question_id="ramdocs-0004", answers=["Association football"],
-                                   analyst="Bob"))
+                                   analyst="Ann"))
     # no click: the page looks again by itself every REFRESH_S seconds (an idle page until then: the stall window)
-    wait_until(page, "Labelled by Bob", stall_s=3 * REFRESH_S)
+    wait_until(page, "Labelled by Ann", stall_s=3 * REFRESH_S)
     assert page.get_by_text("after this form was loaded").is_visible()
     assert typed.input_value() == "Football"  # the look did not redraw the form
 
     typed.focus()
     page.keyboard.press("Control+Enter")  # Save & next, from inside the text box
-    wait_until(page, "Your label was not saved")
-    assert [lab.analyst for lab in LabelStore(db).history(KEY, "ramdocs-0004")] == ["Bob"]
+    wait_until(page, "This form was not saved")
+    assert [lab.answers for lab in LabelStore(db).history(KEY, "ramdocs-0004")] == [["Association football"]]
     typed = page.get_by_role("textbox", name="Other accepted answers, one per line")
-    # Bob's label is in the form now: the refusal is drawn before the form below it, so wait for the redraw
-    wait_until(page, lambda p: typed.input_value() == "Association football", "Bob's label in the form")
+    # the other tab's version is in the form now: the refusal is drawn before the form below it, so wait for it
+    wait_until(page, lambda p: typed.input_value() == "Association football", "the other version in the form")
     # typed into a form the rerun then replaces, the save would be lost with it
     wait_until(page, idle, "the script run's end")
     typed = page.get_by_role("textbox", name="Other accepted answers, one per line")
     typed.fill("Football")
     typed.press("Control+Enter")
     wait_until(page, lambda p: "case=ramdocs-0002" in p.url, "the next case in the URL")  # saved, and on
-    assert [(lab.analyst, lab.answers) for lab in LabelStore(db).history(KEY, "ramdocs-0004")] == [
-        ("Bob", ["Association football"]), ("Ann", ["Football"])]
+    history = LabelStore(db).history(KEY, "ramdocs-0004")
+    assert [(lab.analyst, lab.answers) for lab in history] == [("Ann", ["Association football"]), ("Ann", ["Football"])]
+    assert history[1].supersedes == history[0].uid  # on top of the version it was shown
     wait_until(page, idle, "the script run's end")
     page.keyboard.press("Alt+p")
     wait_until(page, lambda p: "case=ramdocs-0004" in p.url, "the previous case in the URL")

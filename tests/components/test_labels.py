@@ -168,11 +168,17 @@ def test_status_and_label_text():
     assert "wrong sources: src-b" in view.label_text(_label())
 
 
-def test_queue_frame_marks_the_current_case_who_labelled_and_skips():
+def test_queue_frame_marks_the_current_case_its_labels_so_far_yours_and_skips():
+    from backend.labels.team import by_case
+
     other = case_for(Q.model_copy(update={"id": "q2"}), 2, RESULTS)
-    frame = view.queue_frame([_case(), other], {"q2": _label(2, question_id="q2")}, {"q1"}, "q2")
+    mine = _label(2, question_id="q2")
+    team = by_case([mine, _label(3, question_id="q2", analyst="Bob")])
+    frame = view.queue_frame([_case(), other], {"q2": mine}, {"q1"}, "q2", team, 2)
     assert list(frame["#"]) == [1, 2] and list(frame["id"]) == ["q1", "q2"]
-    assert list(frame[""]) == ["", "▶"] and list(frame["labelled by"]) == ["", "Ann (v2)"]
+    assert list(frame[""]) == ["", "▶"] and list(frame["yours"]) == ["", "v2"]
+    assert list(frame["labels"]) == ["0 of 2 labels", "2 of 2 labels"]  # counts only: whose and what stay hidden
+    assert "Bob" not in frame.to_csv()
     assert list(frame["skipped"]) == [True, False] and list(frame["groups"]) == [3, 3]
     assert list(view.queue_frame([], {}, set(), None).columns) == list(frame.columns)
 

@@ -36,10 +36,13 @@ def _check_thousand(store: LabelStore, uids: list[str]) -> None:
     assert len(versions) == 1000 and store.count() == 1000
     assert sorted(v.uid for v in versions) == sorted(uids)
     assert Counter(v.analyst for v in versions) == {"ana": 500, "ben": 500}
-    for qid in {v.question_id for v in versions}:  # each question's versions are 1..n, each on the one before
-        history = store.history(DATASET, qid)
+    for qid in {v.question_id for v in versions}:  # each question's versions are 1..n; each analyst's version is
+        history = store.history(DATASET, qid)      # on that analyst's previous one (their own chain)
         assert [h.version for h in history] == list(range(1, len(history) + 1))
-        assert all(h.supersedes == prev.uid for prev, h in zip(history, history[1:]))
+        for who in ("ana", "ben"):
+            chain = [h for h in history if h.analyst == who]
+            assert [h.supersedes for h in chain] == [None] + [prev.uid for prev in chain[:-1]]
+        assert set(store.current(DATASET)[qid].analysts) == {h.analyst for h in history}  # both labels current
 
 
 def test_two_processes_write_500_labels_each_on_sqlite(tmp_path):

@@ -11,7 +11,7 @@ import pytest
 from backend.evaluate import evaluate, load_results, summarize
 from backend.labels import LabelDraft, LabelStore
 from backend.labels.files import render
-from backend.labels.gold import apply_gold, load_gold
+from backend.labels.gold import apply_gold, load_gold, settled_text, team_gold
 from backend.llm.client import LLMConfig
 from backend.llm.providers import scripted
 from backend.runner import Runner
@@ -43,13 +43,101 @@ def test_apply_gold_keeps_only_labelled_questions_with_the_labels_answers(ramdoc
 def test_the_newest_version_is_gold_and_an_analyst_can_be_chosen(tmp_path):
     store = LabelStore(tmp_path / "l.db")
     first = store.save(_label("ramdocs-0001", ["old"]))
-    store.save(_label("ramdocs-0001", ["new"], analyst="ben"), expected=first.uid)
+    store.save(_label("ramdocs-0001", ["new"]), expected=first.uid)                # ana edits her label
+    store.save(_label("ramdocs-0001", ["other"], analyst="ben"), expected=None)    # ben's own: they disagree
+    store.save(_label("ramdocs-0002", ["x"], analyst="ben"), expected=None)
     path = tmp_path / "l.jsonl"
     path.write_text(render(store.versions(), "jsonl"))
     for spec in (tmp_path / "l.db", path):
-        assert load_gold(spec, KEY)["ramdocs-0001"].answers == ["new"]
-        assert load_gold(spec, KEY, analyst="ana")["ramdocs-0001"].answers == ["old"]
+        gold = team_gold(spec, KEY)
+        assert {q: lab.answers for q, lab in gold.labels.items()} == {"ramdocs-0002": ["x"]}  # 0001 is disputed
+        # overlap: a store's round (none here: 1); a file has no rounds: the most labels a case has (2)
+        assert (gold.counts.agreed, gold.counts.disputed, gold.counts.disputed_ids, gold.counts.overlap,
+                gold.counts.short) == (1, 1, ["ramdocs-0001"], *((2, 1) if spec == path else (1, 0)))
+        assert load_gold(spec, KEY, analyst="ana")["ramdocs-0001"].answers == ["new"]  # only hers: agreed
+        assert load_gold(spec, KEY, analyst="ben")["ramdocs-0001"].answers == ["other"]
+        mine = team_gold(spec, KEY, analyst="ana").counts
+        assert (mine.agreed, mine.disputed, mine.overlap) == (1, 0, 1)
         assert load_gold(spec, "other") == {} and load_gold(spec, "ramdocs_dev") == {}  # an identity, not a name
+
+
+def test_gold_is_the_adjudicated_label_else_the_agreed_one_from_a_store_and_its_export(tmp_path):
+    store = LabelStore(tmp_path / "l.db")
+    store.set_round(KEY, 3, "lea", "lea")
+    a = store.save(_label("ramdocs-0001", ["3,559"]))
+    b = store.save(_label("ramdocs-0001", ["10,000"], analyst="ben"))
+    store.adjudicate(_label("ramdocs-0001", ["3,559"], analyst="lea"), [a.uid, b.uid])
+    store.save(_label("ramdocs-0002", ["Paris", "Lyon"]))
+    store.save(_label("ramdocs-0002", ["lyon", "paris"], analyst="ben"))
+    store.save(_label("ramdocs-0002", ["PARIS", "LYON"], analyst="cleo"))
+    store.save(_label("ramdocs-0003", unanswerable=True))
+    store.save(_label("ramdocs-0003", unanswerable=True, analyst="ben"))
+    store.save(_label("ramdocs-0004", ["y"]))
+    store.save(_label("ramdocs-0004", unanswerable=True, analyst="ben"))  # abstaining is an answer: disputed
+    expected = {"adjudicated": 1, "agreed": 2, "disputed": 1, "agreed_below_overlap": 1,
+                "disputed_ids": ["ramdocs-0004"]}
+    for fmt in ("csv", "jsonl"):
+        path = tmp_path / f"l.{fmt}"
+        path.write_text(render(store.versions(), fmt))
+        for spec, overlap in ((tmp_path / "l.db", 3), (path, 3)):  # the round's; the file's most labels per case
+            gold = team_gold(spec, KEY)
+            assert gold.counts.as_dict() == {**expected, "overlap": overlap}
+            assert {q: (lab.kind, lab.answers, lab.unanswerable) for q, lab in gold.labels.items()} == {
+                "ramdocs-0001": ("adjudicated", ["3,559"], False),
+                "ramdocs-0002": ("analyst", ["PARIS", "LYON"], False),
+                "ramdocs-0003": ("analyst", [], True)}
+    assert settled_text(gold.counts.as_dict()) == ("1 adjudicated, 2 agreed (1 of them with fewer than 3 labels); "
+                                                   "1 disputed (left out: ramdocs-0004)")
+
+
+def test_evaluate_scores_against_the_teams_gold_and_summary_counts_it(tmp_path):
+    """`evaluate --gold STORE`: adjudicated and agreed questions are scored, the disputed one is left out and named."""
+    db = tmp_path / "labels.db"
+    store = LabelStore(db)
+    store.set_round(KEY, 2, "lea", "ana")
+    a = store.save(_label("ramdocs-0001", ["3,559"]))
+    b = store.save(_label("ramdocs-0001", ["10,000"], analyst="ben"))
+    store.adjudicate(_label("ramdocs-0001", ["3,559"], analyst="lea"), [a.uid, b.uid])
+    store.save(_label("ramdocs-0002", unanswerable=True))
+    store.save(_label("ramdocs-0002", unanswerable=True, analyst="ben"))
+    store.save(_label("ramdocs-0003", ["x"]))
+    store.save(_label("ramdocs-0003", ["y"], analyst="ben"))
+    store.save(_label("ramdocs-0004", ["z"], analyst="ben"))
+    out = tmp_path / "ev"
+    done = _cli("evaluate", "--dataset", "sample_data/ramdocs_dev", "--gold", db, "--methods", "vanilla_rag",
+                "--out", out)
+    assert done.returncode == 0, done.stderr
+    assert (f"gold answers from 3 question(s) in {db}: 1 adjudicated, 2 agreed (1 of them with fewer than 2 labels); "
+            "1 disputed (left out: ramdocs-0003) (1 unanswerable); 96 unlabelled question(s) left out") in done.stderr
+    assert "1 adjudicated, 2 agreed (1 of them with fewer than 2 labels); 1 disputed (left out: ramdocs-0003)" in (
+        " ".join(done.stdout.split()))
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["questions"] == 3
+    assert {k: summary["gold"][k] for k in ("from", "analyst", "adjudicated", "agreed", "disputed",
+                                            "agreed_below_overlap", "overlap", "disputed_ids", "questions",
+                                            "unanswerable", "unlabelled")} == {
+        "from": str(db), "analyst": None, "adjudicated": 1, "agreed": 2, "disputed": 1, "agreed_below_overlap": 1,
+        "overlap": 2, "disputed_ids": ["ramdocs-0003"], "questions": 3, "unanswerable": 1, "unlabelled": 96}
+    results, _ = load_results(out / "results.jsonl")
+    assert {q for q, _ in results} == {"ramdocs-0001", "ramdocs-0002", "ramdocs-0004"}
+
+    only = _cli("evaluate", "--dataset", "sample_data/ramdocs_dev", "--gold", db, "--gold-analyst", "ben",
+                "--methods", "vanilla_rag", "--out", tmp_path / "ben")
+    assert only.returncode == 0, only.stderr
+    gold = json.loads((tmp_path / "ben" / "summary.json").read_text())["gold"]
+    assert (gold["analyst"], gold["agreed"], gold["adjudicated"], gold["disputed"], gold["overlap"]) == (
+        "ben", 4, 0, 0, 1)  # only ben's labels: every case agreed, none adjudicated
+
+
+def test_evaluate_refuses_when_every_labelled_question_is_disputed(tmp_path):
+    store = LabelStore(tmp_path / "l.db")
+    store.save(_label("ramdocs-0003", ["x"]))
+    store.save(_label("ramdocs-0003", ["y"], analyst="ben"))
+    done = _cli("evaluate", "--dataset", "sample_data/ramdocs_dev", "--gold", tmp_path / "l.db", "--methods",
+                "no_rag", "--out", tmp_path / "ev")
+    assert done.returncode == 2
+    assert "every labelled question of ramdocs_dev is disputed (ramdocs-0003): the round's lead adjudicates" in (
+        done.stderr)
 
 
 def test_on_an_unanswerable_question_abstaining_is_correct(ramdocs, tmp_path):
@@ -89,7 +177,8 @@ def test_label_five_export_and_evaluate_against_the_export(ramdocs, tmp_path, mo
     done = _cli("evaluate", "--dataset", "sample_data/ramdocs_dev", "--gold", csv_path, "--methods",
                 "no_rag,vanilla_rag", "--out", out)
     assert done.returncode == 0, done.stderr
-    assert "gold answers from 5 analyst label(s)" in done.stderr and "95 unlabelled question(s) left out" in done.stderr
+    assert "gold answers from 5 question(s) in" in done.stderr and ": 0 adjudicated, 5 agreed (1 unanswerable)" in (
+        done.stderr) and "95 unlabelled question(s) left out" in done.stderr
     assert "Gold answers: analysts' labels from" in done.stdout
     summary = json.loads((out / "summary.json").read_text())
     assert summary["questions"] == 5 and summary["gold"]["from"] == str(csv_path)

@@ -1,5 +1,6 @@
-"""The label repository, run on SQLite and on a real PostgreSQL server: save, edit with history, conflicts between
-analysts, refusals of bad labels, import of exports, and the schema's migrations."""
+"""The label repository, run on SQLite and on a real PostgreSQL server: save, edit with history (each analyst's own
+chain), conflicts between two saves of one analyst, refusals of bad labels, import of exports, and the schema's
+migrations."""
 
 import threading
 
@@ -26,13 +27,18 @@ def draft(qid="ramdocs-0001", **kw) -> LabelDraft:
 def test_save_then_edit_keeps_every_version(store):
     first = store.save(draft(conflict_type="misinformation", wrong_documents=["doc-1"], note="doc 1 inflates it"))
     assert (first.version, first.supersedes, first.created_at.utcoffset().total_seconds()) == (1, None, 0)
-    second = store.save(draft(answers=["3,559"], analyst="ben"), expected=first.uid)
-    assert (second.version, second.supersedes) == (2, first.uid)
+    second = store.save(draft(answers=["3,559"]), expected=first.uid)  # ana edits her own label
+    assert (second.version, second.supersedes, second.kind, second.settles) == (2, first.uid, "analyst", [])
+    beside = store.save(draft(answers=["3,559 people"], analyst="ben"), expected=None)  # ben's own, beside ana's
+    assert (beside.version, beside.supersedes) == (3, None)
     history = store.history(KEY, "ramdocs-0001")
-    assert [h.uid for h in history] == [first.uid, second.uid]
+    assert [h.uid for h in history] == [first.uid, second.uid, beside.uid]
     assert history[0] == first  # the first version is still exactly what was saved
-    assert store.latest(KEY) == {"ramdocs-0001": second}
-    assert store.count() == 2 and store.count("other") == 0
+    assert store.latest(KEY) == {"ramdocs-0001": beside}
+    case = store.current(KEY)["ramdocs-0001"]
+    assert (case.analysts, case.adjudicated) == ({"ana": second, "ben": beside}, None)
+    assert store.mine(KEY, "ana") == {"ramdocs-0001": second} and store.mine(KEY, "cleo") == {}
+    assert store.count() == 3 and store.count("other") == 0
 
 
 def test_a_draft_is_cleaned_before_it_is_stored(store):
@@ -44,13 +50,17 @@ def test_a_draft_is_cleaned_before_it_is_stored(store):
 
 def test_an_analyst_saving_over_a_newer_label_is_stopped(store):
     seen = store.save(draft())
-    newer = store.save(draft(answers=["3,559"], analyst="ben"), expected=seen.uid)
+    newer = store.save(draft(answers=["3,559"]), expected=seen.uid)  # ana, in one tab
     with pytest.raises(LabelConflict) as err:
-        store.save(draft(answers=["10,000 people"], analyst="cleo"), expected=seen.uid)
-    assert err.value.current == newer and "ben saved version 2" in str(err.value)
+        store.save(draft(answers=["10,000 people"]), expected=seen.uid)  # ana, in another tab that showed v1
+    assert err.value.current == newer and "ana saved version 2" in str(err.value)
     with pytest.raises(LabelConflict):
-        store.save(draft(analyst="cleo"), expected=None)  # cleo saw no label, but there is one now
+        store.save(draft(), expected=None)  # a tab that showed no label of hers, but she has one now
+    with pytest.raises(LabelError, match="the label being edited is not ben's"):
+        store.save(draft(analyst="ben"), expected=newer.uid)  # ben cannot edit (or supersede) ana's label
     assert store.count() == 2
+    bens = store.save(draft(analyst="ben"), expected=None)  # another analyst's label never conflicts with his own
+    assert (bens.version, bens.supersedes) == (3, None) and store.count() == 3
 
 
 def test_labels_of_one_question_from_many_threads_get_distinct_versions(store):
@@ -71,7 +81,12 @@ def test_labels_of_one_question_from_many_threads_get_distinct_versions(store):
     assert not errors, errors
     history = store.history(KEY, "ramdocs-0001")
     assert [h.version for h in history] == list(range(1, 41))
-    assert all(h.supersedes == prev.uid for prev, h in zip(history, history[1:]))
+    for n in range(4):  # each analyst's ten saves are one chain, each on their own previous one
+        chain = [h for h in history if h.analyst == f"analyst {n}"]
+        assert [h.answers for h in chain] == [[f"answer {n}-{i}"] for i in range(10)]
+        assert [h.supersedes for h in chain] == [None] + [prev.uid for prev in chain[:-1]]
+    assert {who: lab.answers for who, lab in store.current(KEY)["ramdocs-0001"].analysts.items()} == {
+        f"analyst {n}": [f"answer {n}-9"] for n in range(4)}
 
 
 @pytest.mark.parametrize("bad, message", [
@@ -127,16 +142,16 @@ def test_an_import_is_all_or_nothing(store, ramdocs, tmp_path):
 
 
 def test_the_schema_is_at_the_newest_revision_and_migrations_go_both_ways(store):
-    assert current_revision(store.engine) == head_revision() == "0002"
+    assert current_revision(store.engine) == head_revision() == "0003"
     from alembic import command
 
     from backend.labels.store import _alembic_config
 
     with store.engine.begin() as conn:
         command.downgrade(_alembic_config(conn), "base")
-    assert "labels" not in sa.inspect(store.engine).get_table_names()
+    assert not {"labels", "rounds"} & set(sa.inspect(store.engine).get_table_names())
     migrate(store.engine)
-    assert "labels" in sa.inspect(store.engine).get_table_names()
+    assert {"labels", "rounds"} <= set(sa.inspect(store.engine).get_table_names())
     assert store.save(draft()).version == 1
 
 

@@ -112,7 +112,7 @@ def test_the_label_page_reads_only_its_own_files_labels(teams, tmp_path, monkeyp
     at.text_input(key="labels.path").input(str(results)).run()
     assert not at.exception, at.exception
     captions = "\n".join(c.value for c in at.caption).replace("\\", "")
-    assert "Not labelled yet" in captions and "Alice" not in captions
+    assert "0 of 1 label · not labelled by you yet" in captions and "Alice" not in captions
     assert at.get("progress")[0].proto.text == "0 / 2 labelled"
     [other] = [e for e in at.expander if "another version of" in e.label]
     assert other.label.replace("\\", "") == "1 label was saved for another version of questions"
@@ -234,7 +234,8 @@ def test_gold_reads_only_this_versions_labels(teams, tmp_path):
 
     done = _cli("evaluate", "--dataset", b.path, "--gold", db, "--methods", "no_rag", "--out", tmp_path / "ev")
     assert done.returncode == 0, done.stderr
-    assert "gold answers from 1 analyst label(s)" in done.stderr
+    assert "gold answers from 1 question(s) in" in done.stderr and ": 0 adjudicated, 1 agreed (0 unanswerable)" in (
+        done.stderr)
     assert "1 question(s) have labels saved for another version of questions only" in done.stderr
     summary = json.loads((tmp_path / "ev" / "summary.json").read_text())
     assert summary["questions"] == 1 and summary["gold"]["labels"] == 1
@@ -263,11 +264,11 @@ def test_the_migration_keeps_every_label(tmp_path):
     rows = [("ramdocs_dev", "ramdocs-0001", "a"), ("ramdocs_dev", "ramdocs-0002", "b"), ("questions", "q1", "c")]
     _old_store(path, rows)
     store = LabelStore(path)  # opening migrates to the newest revision
-    assert current_revision(store.engine) == "0002"
+    assert current_revision(store.engine) == "0003"
     versions = store.versions()
     assert [(v.dataset, v.question_id, v.answers[0]) for v in versions] == rows
     assert all(v.analyst_source == "self-declared" and v.question_fingerprint is None and v.carried_from is None
-               for v in versions)
+               and v.kind == "analyst" and v.settles == [] for v in versions)
     assert [v.uid for v in versions] == [f"old{i:029d}" for i in range(3)]
 
 
