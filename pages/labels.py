@@ -16,7 +16,7 @@ from backend.data import bundled_datasets
 from backend.labels import LabelStoreError, dataset_key
 from backend.labels.model import CONFLICT_TYPES
 from backend.labels.queue import Case, case_for, filter_cases
-from backend.labels.team import needs, overlap_of
+from backend.labels.team import leads, needs, overlap_of
 from backend.methods import METHODS, SPECS
 from components import labels as view
 from components.evaluate import dataset_param, inspect_link
@@ -55,7 +55,7 @@ picked_view = team.view_choice()
 def _exports() -> None:
     st.subheader("Export")
     me = session.analyst(key(PAGE, "analyst"))[0]
-    if rnd is not None and rnd.overlap > 1 and me != rnd.lead:  # an export holds every analyst's labels
+    if rnd is not None and rnd.overlap > 1 and not leads(rnd, me):  # an export holds every analyst's labels
         st.caption(f"During a round of {rnd.overlap} analysts per case the page offers the exports to its lead "
                    f"({md(rnd.lead)}) only: they hold every analyst's labels, which labelling blind keeps from you.")
         return

@@ -44,7 +44,7 @@ from backend.labels.model import (ADJUDICATED, ANALYST, MAX_ANALYST, MAX_NOTE, S
                                   AnalystSource, Label, LabelDraft, LabelError, LabelKind, check, problems)
 from backend.labels.tables import labels as T
 from backend.labels.tables import rounds as R
-from backend.labels.team import MAX_OVERLAP, CaseLabels, Round, by_case, heads
+from backend.labels.team import MAX_OVERLAP, CaseLabels, Round, by_case, heads, leads
 from backend.paths import default_data_dir
 
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
@@ -327,7 +327,7 @@ class LabelStore:
         if rnd is None:
             raise LabelError([f"{name_of(key)} / {draft.question_id}: only a round's lead adjudicates, and "
                               f"{name_of(key)} has no labelling round: set one first (it names the lead)"])
-        if who != rnd.lead:
+        if not leads(rnd, who):
             raise LabelError([f"{name_of(key)} / {draft.question_id}: only the round's lead ({rnd.lead}) records an "
                               f"adjudicated label; you are {who or 'unnamed'}"])
         known = {lab.uid for lab in self.history(key, draft.question_id) if lab.kind == ANALYST}
@@ -498,7 +498,7 @@ class LabelStore:
                     if expected is not ANY and (current.number if current else None) != expected:
                         raise LabelError([f"{where}: {current.set_by if current else 'someone'} changed the round "
                                           "meanwhile; look at it before changing it"])
-                    if current is not None and by != current.lead:
+                    if current is not None and not leads(current, by):
                         raise LabelError([f"{where}: only the round's lead ({current.lead}) changes it; you are {by}"])
                     rnd = Round(dataset=dataset, number=current.number + 1 if current else 1, overlap=overlap,
                                 lead=lead, set_by=by, set_by_source=by_source, created_at=_now())
@@ -556,7 +556,8 @@ class LabelStore:
         label's question fingerprint equals the question's here; a label without one, saved before fingerprints
         were recorded, is carried by question id alone). A question that already has a label here, changed, or is
         gone is left as it is. Every current label of a question is carried (each analyst's and the adjudicated
-        one, which then names the copies it settles). Nothing is removed from ``source``; its round is not carried."""
+        one, which then names the copies it settles; a settled label no longer current is not carried, nor named). Nothing
+        is removed from ``source``; its round is not carried."""
         target = dataset_key(dataset)
         if source == target or name_of(source) != name_of(target):
             raise LabelError([f"{source}: not another version of {name_of(target)}"])
@@ -574,10 +575,11 @@ class LabelStore:
                             report.gone += 1
                             continue
                         fingerprint = question_fingerprint(q)
-                        by_id = current[0].question_fingerprint is None
-                        drafts = [lab.draft().model_copy(update={"dataset": target, "note": _carried_note(lab, by_id)})
-                                  for lab in current]
-                        if any(not by_id and lab.question_fingerprint != fingerprint or problems(d, dataset)
+                        by_id = any(lab.question_fingerprint is None for lab in current)  # each label's own check
+                        drafts = [lab.draft().model_copy(update={
+                            "dataset": target, "note": _carried_note(lab, lab.question_fingerprint is None)})
+                            for lab in current]
+                        if any(lab.question_fingerprint not in (None, fingerprint) or problems(d, dataset)
                                for lab, d in zip(current, drafts)):
                             report.changed += 1
                             continue
@@ -590,7 +592,7 @@ class LabelStore:
                             label = Label(**draft.model_dump(), uid=uuid.uuid4().hex, version=n, created_at=_now(),
                                           analyst_source=lab.analyst_source, question_fingerprint=fingerprint,
                                           carried_from=lab.uid, kind=lab.kind,
-                                          settles=[copied.get(u, u) for u in lab.settles])
+                                          settles=[copied[u] for u in lab.settles if u in copied])
                             conn.execute(sa.insert(T).values(**_row(label)))
                             copied[lab.uid] = label.uid
                         report.carried += 1

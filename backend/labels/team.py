@@ -43,6 +43,12 @@ class Round(BaseModel):
     created_at: datetime
 
 
+def leads(rnd: Round | None, analyst: str) -> bool:
+    """Whether ``analyst`` is the round's lead. [ours] Compared without case or surrounding spaces: a lead typed as
+    ``Ana@Example.org`` is the signed-in ``ana@example.org`` (a provider's email is not case-sensitive)."""
+    return rnd is not None and bool(analyst.strip()) and analyst.strip().casefold() == rnd.lead.strip().casefold()
+
+
 def overlap_of(rnd: Round | None) -> int:
     return rnd.overlap if rnd is not None else DEFAULT_OVERLAP
 
@@ -177,5 +183,5 @@ def case_progress(case: CaseLabels | None, overlap: int) -> str:
 
 
 __all__ = ["Round", "CaseLabels", "GoldCounts", "heads", "by_case", "answer_key", "resolve", "needs",
-           "may_see_others", "progress", "case_progress", "overlap_of", "DEFAULT_OVERLAP", "MAX_OVERLAP", "ANALYST",
+           "may_see_others", "progress", "case_progress", "overlap_of", "leads", "DEFAULT_OVERLAP", "MAX_OVERLAP", "ANALYST",
            "ADJUDICATED"]

@@ -13,7 +13,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from backend.labels import LabelConflict, LabelError, LabelStore, LabelStoreError
 from backend.labels.agreement import agreement as compute_agreement
 from backend.labels.queue import Case
-from backend.labels.team import MAX_OVERLAP, CaseLabels, Round, may_see_others, overlap_of
+from backend.labels.team import MAX_OVERLAP, CaseLabels, Round, leads, may_see_others, overlap_of
 from backend.report.text import plural
 from backend.schema import Dataset
 from components import labels as view
@@ -63,7 +63,7 @@ def round_panel(store: LabelStore, ds_key: str, analyst_key: str) -> Round | Non
     # new widgets for each dataset and each new setting (a widget's state outlives its default)
     overlap_key, lead_key = f"{PAGE}.round.overlap.{ds_key}.{n}", f"{PAGE}.round.lead.{ds_key}.{n}"
     with st.expander(md(shape.round_text(rnd)), icon=":material/groups:", expanded=bool(failed)):
-        may = rnd is None or (me and me == rnd.lead)
+        may = rnd is None or leads(rnd, me)
         if rnd is not None and not may:
             st.caption(f"Only the round's lead, {md(rnd.lead)}, changes it.")
         row = st.columns([1, 2, 1], vertical_alignment="bottom")
@@ -122,9 +122,9 @@ def agreement_view(store: LabelStore, ds_key: str, cases: dict[str, Case], order
     st.dataframe(shape.agreement_frame(result), hide_index=True, key=f"{PAGE}.agreement.table")
     if undefined := [f"{shape.FIELDS.get(f.field, f.field)}: {f.why}" for f in result.fields.values()
                      if f.alpha is None and f.why]:
-        st.caption(md("α undefined · " + " · ".join(undefined)))
+        st.caption(md(" · ".join(undefined)))
     me, _ = session.analyst(analyst_key)
-    lead = rnd is not None and bool(me) and me == rnd.lead
+    lead = leads(rnd, me)
     frame = shape.disagreement_frame(result, cases, order)
     hidden = 0
     if not lead and not frame.empty:  # which fields others' labels differ on is a hint about them: only for cases you labelled too
@@ -166,7 +166,7 @@ def adjudication_view(store: LabelStore, ds: Dataset, cases: dict[str, Case], or
         st.error(md(str(err)), icon=":material/error:")
         return
     me, _ = session.analyst(analyst_key)
-    lead = rnd is not None and bool(me) and me == rnd.lead
+    lead = leads(rnd, me)
     ids = shape.disputed_ids(compute_agreement(current), current, order)
     if not lead:  # blind: only the cases whose labels you may see (you labelled them too)
         ids = [q for q in ids if may_see_others(current.get(q), me)]
@@ -228,10 +228,18 @@ def _lead_form(store: LabelStore, ds: Dataset, case: Case, labels: CaseLabels, m
     for problem in qs.problems[1] if qs.problems and qs.problems[0] == case.id else []:
         st.error(md(problem), icon=":material/error:")
     st.markdown("**Final label**" + (" (replaces the adjudicated one)" if adjudicated else ""))
-    keys = view.form_keys(ADJ, case.id, loaded)
+    # start from an analyst's label: new widgets prefilled from it (a widget's value is never set behind its back)
+    start_key = f"{ADJ}.start.{case.id}"
+    sources = {lab.uid: lab for lab in labels.analysts.values()}
+    with st.container(horizontal=True):
+        for lab in sorted(sources.values(), key=lambda lab: lab.analyst):
+            st.button(f"Start from {md(lab.analyst)}'s label", key=f"{ADJ}.start.{case.id}.{lab.uid}",
+                      icon=":material/content_copy:", on_click=st.session_state.__setitem__, args=(start_key, lab.uid))
+    start = sources.get(st.session_state.get(start_key))
+    keys = view.form_keys(ADJ, case.id, f"{loaded}.{start.uid if start else 'own'}")
     ctx = session.Context(store, ds, methods, ids, ids, analyst_key)
-    settles = [lab.uid for lab in labels.analysts.values()]
-    view.render_form(st, case, view.prefill(case, adjudicated), keys, methods, ADJ,
+    settles = list(sources)
+    view.render_form(st, case, view.prefill(case, start or adjudicated), keys, methods, ADJ,
                      on_save=partial(save_adjudicated, ctx, qs, case.id, loaded, keys, settles),
                      on_move=partial(session.move, ctx, qs))
 

@@ -262,3 +262,22 @@ def test_a_name_typed_after_the_case_opened_loads_that_analysts_own_label(tmp_pa
         ("Ann", "ann's own"), ("Ann", "ann's own, checked")]
     assert not [b for b in at.get("download_button")]  # the exports hold every analyst's labels: the lead's only
     assert "offers the exports to its lead" in _plain(_captions(at))
+
+
+def test_the_lead_starts_the_final_label_from_an_analysts_label(tmp_path, monkeypatch, db):
+    """"Start from Bob's label" fills the final-label form with Bob's label (new widgets prefilled from it), which the
+    lead edits and saves as the adjudicated label."""
+    store = LabelStore(db)
+    _team_labels(store)
+    at = _open_view(tmp_path, monkeypatch, "adjudicate")
+    assert "ramdocs-0004 · differ on: accepted answers" in _captions(at)
+    other = next(lab for lab in store.current(KEY)["ramdocs-0004"].analysts.values() if lab.analyst != "Ann")
+    [start] = [b for b in at.button if b.label == f"Start from {other.analyst}'s label"]
+    start.click()
+    _run(at)
+    assert _field(at, "multiselect", "Accepted answers").value == other.answers
+    _field(at, "text_area", "Note").input("taken from the other label")
+    at.button(key="labels-adj.save").click()
+    _run(at)
+    final = store.current(KEY)["ramdocs-0004"].adjudicated
+    assert (final.answers, final.note) == (other.answers, "taken from the other label")

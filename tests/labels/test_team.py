@@ -346,3 +346,39 @@ def test_an_imported_export_keeps_its_chains_so_file_and_store_agree_on_current_
     from_file, from_store = team_gold(path, KEY), team_gold(store.where if "://" in store.where else
                                                            store.url.database, KEY)
     assert from_file.counts == from_store.counts and from_file.labels["ramdocs-0001"].uid == ben.uid
+
+
+def test_the_lead_is_named_without_case_or_spaces(store):
+    """A lead typed as ``ANA`` is the signed-in ``ana``: they adjudicate and change the round; ``anna`` does not."""
+    ana, ben = _two(store)
+    store.set_round(KEY, 2, "ANA", "ben")
+    settled = store.adjudicate(draft(answers=["3,559"], analyst=" ana "), [ana.uid, ben.uid])
+    assert (settled.analyst, settled.kind) == ("ana", "adjudicated")
+    with pytest.raises(LabelError, match=r"only the round's lead \(ANA\)"):
+        store.adjudicate(draft(answers=["3,559"], analyst="anna"), [ana.uid, ben.uid])
+    assert store.set_round(KEY, 3, "ANA", "Ana").overlap == 3
+
+
+def test_carry_over_copies_every_current_label_of_a_case_and_the_adjudication_names_the_copies(store):
+    """Another version of the dataset (one question edited): each unchanged question's current labels (each analyst's
+    and the adjudicated one) are carried, the adjudicated one naming the carried copies; the edited question stays."""
+    from backend.data import load_dataset
+    from backend.labels import dataset_key
+    from backend.paths import SAMPLE_DATA
+
+    ramdocs = load_dataset(SAMPLE_DATA / "ramdocs_dev")
+    ana, ben = (store.save(draft(answers=[a], analyst=who), dataset=ramdocs) for who, a in (("ana", "1"), ("ben", "2")))
+    for who in ("ana", "ben"):
+        store.save(draft("ramdocs-0002", answers=["x"], analyst=who), dataset=ramdocs)
+    store.set_round(KEY, 2, "ana", "ana")
+    store.adjudicate(draft(answers=["3,559"]), [ana.uid, ben.uid], dataset=ramdocs)
+    edited = ramdocs.model_copy(update={"questions": [
+        q.model_copy(update={"question": q.question + "?"}) if q.id == "ramdocs-0002" else q
+        for q in ramdocs.questions]})
+    report = store.carry_over(KEY, edited)
+    assert (report.carried, report.changed, report.by_id_only) == (1, 1, 0)
+    case = store.current(dataset_key(edited))["ramdocs-0001"]
+    assert sorted(case.analysts) == ["ana", "ben"] and case.adjudicated is not None
+    assert sorted(case.adjudicated.settles) == sorted(lab.uid for lab in case.analysts.values())
+    assert {lab.carried_from for lab in case.analysts.values()} == {ana.uid, ben.uid}
+    assert "ramdocs-0002" not in store.current(dataset_key(edited))
