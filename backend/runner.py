@@ -135,8 +135,9 @@ class Runner:
         return METHODS[name](**self.method_params.get(name, {}))
 
     def needs_index(self, name: str) -> bool:
-        """Whether method ``name`` searches the retrieval index in this runner's evidence mode."""
-        return self.evidence_mode == "retrieve" or METHODS[name].needs_index
+        """Whether method ``name`` searches the retrieval index in this runner's evidence mode (closed book never)."""
+        method = METHODS[name]
+        return method.needs_index or self.evidence_mode == "retrieve" and method.reads_evidence
 
     def context(self, name: str, prepared: BaseModel | None = None, question_id: str | None = None,
                 edited: tuple[Question, str] | None = None) -> RunContext:

@@ -277,3 +277,13 @@ def test_a_replay_never_waits_on_a_live_preparation(toy, tmp_path, monkeypatch):
     gate.set()
     worker.join(30)
     assert outcome == [{}] and live.prepared(Prepared.name) is not None
+
+
+def test_closed_book_never_waits_for_the_index_it_does_not_read(ramdocs):
+    """In retrieve mode every method that reads evidence searches the index, and waits for its build; closed book
+    reads none, so it is ready at once (it was listed as waiting for the build)."""
+    runner = Runner(ramdocs, llm=LLMConfig(cache_mode="off"), evidence_mode="retrieve")
+    assert not runner.needs_index("no_rag") and runner.needs_index("vanilla_rag") and runner.needs_index("bridge")
+    assert runner.pending(["no_rag", "vanilla_rag"]) == ["vanilla_rag"]  # no index opened or built yet
+    given = Runner(ramdocs, llm=LLMConfig(cache_mode="off"))
+    assert not given.needs_index("no_rag") and not given.needs_index("vanilla_rag") and given.needs_index("bridge")

@@ -103,7 +103,12 @@ class LLMConfig(BaseModel):
     @property
     def identity(self) -> str:
         """The model as cache keys name it: two servers may serve the same name, so the endpoint is part of it,
-        as a hash of its scheme, host, port and path (``endpoint_hash``; never the URL itself)."""
+        as a hash of its scheme, host, port and path (``endpoint_hash``; never the URL itself); the offline reader
+        with a hash of its code (``reader_version``), so an upgraded reader never reads an older one's replies."""
+        if self.model.startswith("offline/") and not self.api_base:  # the reader's code is its version
+            from backend.llm.reader_version import reader_version
+
+            return f"{self.model}#{reader_version()}"
         base = self.api_base or _environment_base(self.model)
         if not base:
             return self.model

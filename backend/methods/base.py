@@ -94,6 +94,8 @@ class Method:
     #: True: the method searches the dataset's index itself (BRIDGE's multi-query retriever), so its context gets
     #: the retriever in every evidence mode, not only in ``retrieve``.
     needs_index: ClassVar[bool] = False
+    #: False: the method never reads the question's evidence (closed book), so it neither waits for nor opens an index.
+    reads_evidence: ClassVar[bool] = True
 
     @classmethod
     def declares_step(cls, step: str) -> bool:

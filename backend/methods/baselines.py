@@ -41,6 +41,7 @@ def _outcome(reply: str, trace: BaselineTrace, read: list[Document] | None = Non
 class NoRAG(Method):
     name = "no_rag"
     steps = ("answer",)
+    reads_evidence = False  # its own memory only: never waits for the retrieval index
 
     async def _run(self, question: Question, ctx: RunContext) -> Outcome:
         call = await ctx.client.acomplete(closed_book_prompt(question.question), task="closed_book",

@@ -5,6 +5,7 @@ differently under the same model name."""
 from __future__ import annotations
 
 from backend.llm.client import LLMClient, LLMConfig, default_cache, endpoint_hash
+from backend.llm.reader_version import reader_version
 from backend.llm.server import running_server
 
 QUESTION = "Who designed the Velmora Bridge?"
@@ -57,4 +58,24 @@ def test_an_endpoint_set_in_the_environment_is_part_of_the_identity(monkeypatch)
     monkeypatch.setenv("OPENAI_API_BASE", "http://127.0.0.1:8702/v1")
     assert LLMConfig(model="openai/reader").identity != one
     assert one == LLMConfig(model="openai/reader", api_base="http://127.0.0.1:8701/v1").identity
-    assert LLMConfig(model="offline/reader").identity == "offline/reader"  # the offline model's keys are unchanged
+    assert LLMConfig(model="offline/reader").identity == f"offline/reader#{reader_version()}"  # no endpoint in it
+
+
+def test_the_offline_readers_replies_are_keyed_by_its_code(tmp_path, monkeypatch):
+    """An edit of the reader's code (an upgrade) changes its identity, so a reply the older reader gave is a miss."""
+    import backend.llm.reader_version as version
+
+    before = LLMConfig(model="offline/reader").identity
+    assert before.startswith("offline/reader#") and len(before.split("#")[1]) == 12
+    code = tmp_path / "llm"
+    for folder in ("offline", "reader"):
+        (code / folder).mkdir(parents=True)
+        (code / folder / "a.py").write_text("x = 1\n")
+    monkeypatch.setattr(version, "LLM", code)
+    monkeypatch.setattr(version, "READER_CODE", (code / "offline", code / "reader"))
+    version.reader_version.cache_clear()
+    one = LLMConfig(model="offline/reader").identity
+    (code / "reader" / "a.py").write_text("x = 2\n")
+    version.reader_version.cache_clear()
+    assert LLMConfig(model="offline/reader").identity not in (one, before)
+    version.reader_version.cache_clear()
