@@ -59,6 +59,20 @@ def index_step(retriever: Any) -> tuple:
     return "index", type(retriever).__name__, str(location), getattr(retriever, "collection_name", "")
 
 
+def build_published(retriever: Any, label: str, ready: Callable[[], bool], on_progress: Progress | None = None
+                    ) -> None:
+    """Build (or sync) ``retriever``'s index as a step published under ``index_step(retriever)``, so every run or page
+    waiting for this index (any session) shows the same progress; while another thread builds it, wait for that build
+    and sync only if the index is still not ``ready`` after it."""
+    key = index_step(retriever)
+    if (other := steps.current(key)) is not None:
+        other.ended.wait()
+        if ready():
+            return
+    with steps.step(key, label, "document", also=on_progress) as report:
+        retriever.build(on_progress=report)
+
+
 @dataclass
 class Runner:
     dataset: Dataset
@@ -205,14 +219,7 @@ class Runner:
         """Build (or sync) the retriever's index, published as a step under ``index_step(retriever)``. While another
         thread builds the same index, wait for that build (its step is what the waiting runs show) and sync only if
         the index is still not ready after it."""
-        retriever = self.retriever()
-        key = index_step(retriever)
-        if (other := steps.current(key)) is not None:
-            other.ended.wait()
-            if self.index_ready():
-                return
-        with steps.step(key, self.index_label(), "document", also=on_progress) as report:
-            retriever.build(on_progress=report)
+        build_published(self.retriever(), self.index_label(), self.index_ready, on_progress)
 
     def waiting(self, names: list[str]) -> list[tuple[steps.Stage, list[str]]]:
         """The steps in progress in this process (computed by any runner, thread or session) that ``names`` wait

@@ -1,9 +1,13 @@
 """Dataset: questions, the selected question's documents by source, sources and document types."""
 
+from contextlib import nullcontext
+
 import streamlit as st
 
 from backend.report.text import plural
+from backend import steps
 from backend.retrieval import RetrievalError
+from backend.runner import INDEX_STAGE, build_published, index_step
 from components import dataset as view
 from components.dataset import hits_frame
 from components.documents import render_document
@@ -81,9 +85,12 @@ controls = st.columns(2)
 k = controls[0].slider("k", 1, 10, 3, key=key(PAGE, "k"))
 only = controls[1].selectbox("restrict to source", ["(all sources)"] + ds.source_names(),
                              key=key(PAGE, "source"), disabled=not ds.multi_source)
-if retriever.count() < n_docs:
+if retriever.count() < n_docs:  # published as a step: a run waiting for this index shows the same build
     slot = st.empty()
-    retriever.build(on_progress=progress.bar(slot, "Embedding documents", unit="document"))
+    with st.spinner("Waiting for the build of this index another page started…") if steps.current(
+            index_step(retriever)) else nullcontext():
+        build_published(retriever, INDEX_STAGE, lambda: retriever.count() >= n_docs,
+                        progress.bar(slot, "Embedding documents", unit="document"))
     slot.empty()
 with st.spinner("Loading the embedding model…"):
     hits = retriever.search(question.question, k=k, source=None if only == "(all sources)" else only)

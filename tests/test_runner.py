@@ -287,3 +287,51 @@ def test_closed_book_never_waits_for_the_index_it_does_not_read(ramdocs):
     assert runner.pending(["no_rag", "vanilla_rag"]) == ["vanilla_rag"]  # no index opened or built yet
     given = Runner(ramdocs, llm=LLMConfig(cache_mode="off"))
     assert not given.needs_index("no_rag") and not given.needs_index("vanilla_rag") and given.needs_index("bridge")
+
+
+def test_an_index_build_is_published_and_a_second_builder_waits_for_the_first(monkeypatch):
+    """``build_published`` (the Dataset page's build and every run's): the build shows as a step under the index's key
+    while it runs, with its progress; a second caller while it runs waits for it and builds nothing itself."""
+    import threading
+
+    from backend import steps
+    from backend.runner import build_published, index_step
+
+    class Index:
+        location, collection_name = "/tmp/fake-index", "docs"
+
+        def __init__(self):
+            self.builds, self.started, self.release, self.seen = 0, threading.Event(), threading.Event(), []
+
+        def build(self, on_progress=None):
+            self.builds += 1
+            stage = steps.current(index_step(self))
+            self.seen.append(stage.label if stage else None)
+            on_progress(1, 2)
+            self.started.set()
+            assert self.release.wait(30)
+            on_progress(2, 2)
+
+    index, bars = Index(), []
+    first = threading.Thread(target=build_published, args=(index, "Embedding documents", lambda: index.builds > 0,
+                                                           lambda done, total: bars.append((done, total))))
+    first.start()
+    assert index.started.wait(30)
+    assert steps.current(index_step(Index())).fraction == 0.5  # another object over the same index sees it
+    looked, look = threading.Event(), steps.current
+
+    def current(key):  # the second caller has seen the build in progress (then it waits for its end)
+        found = look(key)
+        if threading.current_thread() is second and found is not None:
+            looked.set()
+        return found
+
+    monkeypatch.setattr(steps, "current", current)
+    second = threading.Thread(target=build_published, args=(index, "Embedding documents", lambda: True))
+    second.start()
+    assert looked.wait(30)
+    index.release.set()
+    first.join(30)
+    second.join(30)
+    assert (index.builds, index.seen, bars) == (1, ["Embedding documents"], [(1, 2), (2, 2)])
+    assert steps.current(index_step(index)) is None  # over: unpublished
