@@ -10,7 +10,6 @@ very long documents still gives a report that opens at once.
 
 from __future__ import annotations
 
-from html import escape
 
 from backend.agreement import agree
 from backend.llm.failures import classify_failure
@@ -18,6 +17,7 @@ from backend.methods import SPECS, title
 from backend.report import timing
 from backend.report.compare import AGREEMENT_MEANING, AGREEMENT_TITLE, SUPPORT_TITLE, tokens
 from backend.report.palette import KIND_COLORS, KIND_LABELS
+from backend.report.text import html_text as _e
 from backend.report.why import why_html
 from backend.schema import Dataset, MethodResult, Question
 from backend.scoring import doc_kind, verdict
@@ -39,10 +39,6 @@ caption{text-align:left;font-weight:600;padding:.3rem 0;caption-side:top}.scroll
 td.agree{background:#c8e6c9}td.differ{background:#f4cccc}td.na{background:#eceff1}td.used{background:#bbdefb;
 text-align:center}td.unused{text-align:center;color:#bbb}section.method{border-top:1px solid #eee}
 .nw{white-space:nowrap}"""
-
-
-def _e(value: object) -> str:
-    return escape(str(value), quote=True)
 
 
 def _name(method: str) -> str:

@@ -56,3 +56,10 @@ def progress_text(label: str, done: int, total: int, elapsed_s: float, unit: str
         elif estimating:
             text += f" · {ESTIMATING}"
     return text
+
+
+def html_text(value: object) -> str:
+    """``value`` as text inside HTML (``&``, ``<``, ``>`` and both quotes escaped): untrusted text never becomes markup."""
+    from html import escape
+
+    return escape(str(value), quote=True)

@@ -12,9 +12,9 @@ to ``SNIPPET`` characters and long tables to ``MAX_ROWS`` rows, so one odd reply
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from html import escape
 
 from backend.report.palette import VARIANT_LABELS
+from backend.report.text import html_text as _e
 from backend.report.text import snippet
 from backend.schema import MethodResult
 from backend.schema.traces.astute import AstuteRound, AstuteTrace
@@ -33,10 +33,6 @@ WALK_WORDS = {"selected": "selected", "skipped": "skipped (IDK)", "not_queried":
 LEAF_WORDS = {"FA": "integrate all knowledge", "FI": "trust internal knowledge", "FE": "trust external knowledge",
               "RA": "refuse to answer", "REFLECT": "reflect: new sub-queries"}
 KIND_MARKS = {"gold": "✓ gold", "wrong": "✗ planted wrong answer", "other": "other", "unknown": ""}
-
-
-def _e(value: object) -> str:
-    return escape(str(value), quote=True)
 
 
 def _num(x: float | None, digits: int = 2) -> str:
