@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from html import escape
 
 
 def snippet(text: str | None, limit: int) -> str:
@@ -59,7 +60,5 @@ def progress_text(label: str, done: int, total: int, elapsed_s: float, unit: str
 
 
 def html_text(value: object) -> str:
-    """``value`` as text inside HTML (``&``, ``<``, ``>`` and both quotes escaped): untrusted text never becomes markup."""
-    from html import escape
-
+    """``value`` as text inside HTML (``& < >`` and both quotes escaped): untrusted text never becomes markup."""
     return escape(str(value), quote=True)
