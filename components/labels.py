@@ -168,7 +168,7 @@ def status_text(label: Label | None) -> str:
     """Plain text (data inside: escape it before Markdown)."""
     if label is None:
         return "Not labelled yet"
-    return f"Labelled by {label.analyst} at {when(label)} (version {label.version})"
+    return f"Labelled by {label.analyst} at {when(label)}"  # version numbers count every analyst's
 
 
 def label_text(label: LabelDraft) -> str:
@@ -196,20 +196,21 @@ def queue_frame(cases: list[Case], labels: Mapping[str, Label], skipped: set[str
         rows.append({"": "▶" if c.id == current else "", "#": rank, "position": c.position, "id": c.id,
                      "entropy (bits)": round(c.entropy, 3), "groups": len(c.groups),
                      "labels": case_progress((team or {}).get(c.id), overlap),
-                     "yours": f"v{lab.version}" if lab else "",
+                     "yours": f"{lab.created_at:%Y-%m-%d %H:%M}" if lab else "",
                      "skipped": c.id in skipped, "question": c.question.question})
     return pd.DataFrame(rows, columns=["", "#", "position", "id", "entropy (bits)", "groups", "labels", "yours",
                                        "skipped", "question"])
 
 
 def history_frame(history: list[Label]) -> pd.DataFrame:
-    """Every version of one question's label, newest first; ``analyst from``: signed-in or self-declared (typed)."""
-    rows = [{"version": lab.version, "when (UTC)": f"{lab.created_at:%Y-%m-%d %H:%M:%S}", "analyst": lab.analyst,
+    """The versions of one analyst's label of a question, newest first, numbered in their own chain (the stored
+    version counts every analyst's); ``analyst from``: signed-in or self-declared (typed)."""
+    rows = [{"version": n, "when (UTC)": f"{lab.created_at:%Y-%m-%d %H:%M:%S}", "analyst": lab.analyst,
              "analyst from": lab.analyst_source,
              "answers": "unanswerable" if lab.unanswerable else "; ".join(lab.answers),
              "conflict type": CONFLICT_TYPES.get(lab.conflict_type or "", ""),
              "wrong documents": ", ".join(lab.wrong_documents), "wrong sources": ", ".join(lab.wrong_sources),
-             "best method": lab.best_method or "", "note": lab.note} for lab in reversed(history)]
+             "best method": lab.best_method or "", "note": lab.note} for n, lab in reversed(list(enumerate(history, 1)))]
     return pd.DataFrame(rows, columns=["version", "when (UTC)", "analyst", "analyst from", "answers", "conflict type",
                                        "wrong documents", "wrong sources", "best method", "note"])
 

@@ -95,17 +95,21 @@ def adjudication_frame(ids: list[str], current: Mapping[str, CaseLabels], cases:
         rows.append({"": "▶" if q == active else "", "id": q,
                      "answers": "differ" if c is not None and not c.agree() else "agree",
                      "labels": case_progress(c, overlap),
-                     "settled": "yes" if c is not None and c.adjudicated is not None else "",
+                     "settled": "" if c is None or c.adjudicated is None else
+                     "yes, before newer labels" if c.settled_before() else "yes",
                      "question": cases[q].question.question if q in cases else ""})
     return pd.DataFrame(rows, columns=["", "id", "answers", "labels", "settled", "question"])
 
 
 def side_by_side(case: CaseLabels) -> list[tuple[str, Label]]:
     """(heading, label) for each analyst's current label, then the adjudicated one."""
-    out = [(f"{who(a, lab.analyst_source)} · version {lab.version}", lab) for a, lab in sorted(case.analysts.items())]
+    out = [(f"{who(a, lab.analyst_source)} · {lab.created_at:%Y-%m-%d %H:%M} UTC", lab)
+           for a, lab in sorted(case.analysts.items())]
     if case.adjudicated is not None:
         lab = case.adjudicated
-        out.append((f"Adjudicated by {who(lab.analyst, lab.analyst_source)} · version {lab.version}", lab))
+        later = case.settled_before()
+        out.append((f"Adjudicated by {who(lab.analyst, lab.analyst_source)} · {lab.created_at:%Y-%m-%d %H:%M} UTC"
+                    + (f" · before the newer label of {', '.join(later)}" if later else ""), lab))
     return out
 
 

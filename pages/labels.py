@@ -134,8 +134,9 @@ by_id = {c.id: c for c in cases}
 if qs.cursor is None and not st.session_state.get(key(PAGE, "linked")):  # a shared link's case, once
     st.session_state[key(PAGE, "linked")] = True
     qs.cursor = st.query_params.get("case")
-if qs.cursor not in by_id:
-    qs.cursor = shown[0].id
+if qs.cursor not in by_id or (qs.picked_for is not None and qs.picked_for != me
+                               and qs.cursor not in {c.id for c in shown}):
+    qs.cursor, qs.picked_for = shown[0].id, me  # the page's pick (again once a name is typed): the top of the queue
 case = by_id[qs.cursor]
 st.query_params["case"] = case.id
 table = key(PAGE, f"table.{case.id}")  # a new table per case: a picked row does not stay picked

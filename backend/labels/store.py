@@ -361,9 +361,14 @@ class LabelStore:
                              " (it was replaced, or is another analyst's)"])
                     if kind == ADJUDICATED:  # settles what the analysts' labels are now, not what they were
                         now = self.current_heads(conn, draft.dataset, draft.question_id)
-                        if set(settles) != now:
+                        if changed := sorted({a for a, uid in now.items() if uid not in settles}):
                             raise LabelError([f"{name_of(draft.dataset)} / {draft.question_id}: the analysts' labels "
-                                              "changed since you looked (a new or edited label); look again"])
+                                              f"changed since you looked ({', '.join(changed)} saved a new one); "
+                                              "look again"])
+                        if gone := [u for u in settles if u not in now.values()]:
+                            raise LabelError([f"{name_of(draft.dataset)} / {draft.question_id}: the analysts' labels "
+                                              f"changed since you looked ({len(gone)} no longer current); look "
+                                              "again"])
                     label = Label(**draft.model_dump(), uid=uuid.uuid4().hex,
                                   version=newest.version + 1 if newest else 1,
                                   supersedes=mine.uid if mine else None, created_at=_now(),
@@ -410,12 +415,12 @@ class LabelStore:
                            .order_by(T.c.version.desc()).limit(1)).mappings().first()
         return _label(row) if row else None
 
-    def current_heads(self, conn, dataset: str, question_id: str) -> set[str]:
-        """The uids of the analysts' current labels of a question (what an adjudication settles)."""
+    def current_heads(self, conn, dataset: str, question_id: str) -> dict[str, str]:
+        """Analyst -> the uid of their current label of a question (what an adjudication settles)."""
         rows = conn.execute(sa.select(T).where(T.c.dataset == dataset, T.c.question_id == question_id)
                             .order_by(T.c.version)).mappings().all()
-        return {lab.uid for lab in by_case(_label(r) for r in rows).get(question_id, CaseLabels(question_id))
-                .analysts.values()}
+        case = by_case(_label(r) for r in rows).get(question_id, CaseLabels(question_id))
+        return {a: lab.uid for a, lab in case.analysts.items()}
 
     def _chain_head(self, conn, dataset: str, question_id: str, kind: str, analyst: str) -> Label | None:
         """The current label of one chain of a question: the analyst's own, or the adjudicated one (any lead)."""

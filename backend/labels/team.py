@@ -89,6 +89,13 @@ class CaseLabels:
             return None
         return "agreed" if self.agree() else "disputed"
 
+    def settled_before(self) -> list[str]:
+        """The analysts whose current label is not among those the adjudicated label settled (saved or changed
+        after it): the lead may want to look again. Empty without an adjudicated label."""
+        if self.adjudicated is None:
+            return []
+        return sorted(a for a, lab in self.analysts.items() if lab.uid not in set(self.adjudicated.settles))
+
     def gold(self) -> Label | None:
         """The label whose answers are this case's gold (None: disputed or unlabelled)."""
         status = self.status()
@@ -113,10 +120,11 @@ def by_case(versions: Iterable[Label]) -> dict[str, CaseLabels]:
 
 
 def needs(case: CaseLabels | None, analyst: str, overlap: int) -> bool:
-    """Whether a case still needs ``analyst``'s label: they have none and it has fewer than ``overlap`` labels."""
+    """Whether a case still needs ``analyst``'s label: they have none, it has fewer than ``overlap`` labels and the
+    lead has not settled it (a settled case needs no more labels)."""
     if case is None:
         return True
-    return analyst not in case.analysts and case.count() < overlap
+    return analyst not in case.analysts and case.count() < overlap and case.adjudicated is None
 
 
 def may_see_others(case: CaseLabels | None, analyst: str) -> bool:

@@ -126,6 +126,7 @@ class QueueState:
     skipped: set[str] = field(default_factory=set)
     form: tuple[str, str | None] | None = None               # (case, uid of the version the form was loaded from)
     form_for: str | None = None                              # the analyst whose label the form was loaded for
+    picked_for: str | None = None                            # the analyst the page picked the case for (None: they did)
     flashes: list[str] = field(default_factory=list)         # toasts for the next run
     problems: tuple[str, list[str]] | None = None            # (case, why the last save was refused)
     conflict: tuple[str, str, LabelDraft] | None = None      # (case, what happened, the draft that was not saved)
@@ -153,7 +154,7 @@ class Context:
 def go(qs: QueueState, target: str, remember: bool = True) -> None:
     if remember and qs.cursor and qs.cursor != target:
         qs.trail = (qs.trail + [qs.cursor])[-TRAIL:]
-    qs.cursor = target
+    qs.cursor, qs.picked_for = target, None
     qs.problems = qs.conflict = None
     qs.scroll += 1
 
@@ -254,7 +255,7 @@ def save(ctx: Context, qs: QueueState, case_id: str, loaded: str | None, keys: d
     qs.form = (case_id, label.uid)
     qs.drafts.pop(case_id, None)
     qs.skipped.discard(case_id)
-    qs.flashes.append(f"Saved {case_id} (version {label.version}).")
+    qs.flashes.append(f"Saved {case_id}.")
     move(ctx, qs, "save")
 
 
@@ -398,7 +399,7 @@ def live_status(store: LabelStore, dataset: str, case_id: str, loaded: str | Non
     own = case.analysts.get(me) if case and me else None
     others = {a: lab for a, lab in case.analysts.items() if a != me} if case else {}
     st.caption(md(f"{case_progress(case, overlap)} · " + (view.status_text(own) if own else "not labelled by you yet")
-                  + (" · adjudicated" if case and case.adjudicated else "")))
+                  + (" · adjudicated" if case and case.adjudicated and own else "")))  # blind before
     if own is not None and own.uid != loaded:
         st.warning(f"You saved version {own.version} of your label at {md(view.when(own))} elsewhere (another tab or "
                    "window), after this form was loaded. Saving now stops and shows it first.",

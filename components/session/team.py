@@ -109,8 +109,17 @@ def agreement_view(store: LabelStore, ds_key: str, cases: dict[str, Case], order
     except LabelStoreError as err:
         st.error(md(str(err)), icon=":material/error:")
         return
+    me, _ = session.analyst(analyst_key)
+    lead = leads(rnd, me)
+    hidden = 0
+    if not lead:  # blind: figures over the cases you labelled too; the others' say how their labels compare
+        seen = {q: c for q, c in current.items() if may_see_others(c, me)}
+        hidden, current = len(current) - len(seen), seen
     result = compute_agreement(current)
     st.subheader("Agreement between analysts")
+    if hidden:
+        st.caption(f"Over the cases you labelled too: {plural(hidden, 'other labelled case')} "
+                   f"{'counts' if hidden == 1 else 'count'} for the round's lead only (blind labelling).")
     if result.cases == 0:
         st.info(f"Agreement needs cases labelled by at least two analysts; {plural(len(current), 'case')} "
                 f"{'has' if len(current) == 1 else 'have'} labels, none by two yet.", icon=":material/groups:")
@@ -123,18 +132,7 @@ def agreement_view(store: LabelStore, ds_key: str, cases: dict[str, Case], order
     if undefined := [f"{shape.FIELDS.get(f.field, f.field)}: {f.why}" for f in result.fields.values()
                      if f.alpha is None and f.why]:
         st.caption(md(" · ".join(undefined)))
-    me, _ = session.analyst(analyst_key)
-    lead = leads(rnd, me)
     frame = shape.disagreement_frame(result, cases, order)
-    hidden = 0
-    if not lead and not frame.empty:  # which fields others' labels differ on is a hint about them: only for cases you labelled too
-        seen = frame["id"].map(lambda q: may_see_others(current.get(q), me))
-        hidden, frame = int((~seen).sum()), frame[seen].reset_index(drop=True)
-    if hidden:
-        st.caption(f"{plural(hidden, 'case')} with disagreements you did not label: listed for the round's lead "
-                   "only (blind labelling).")
-    if frame.empty and hidden:
-        return
     if frame.empty:
         st.success("The analysts agree on every field of every case they labelled together.",
                    icon=":material/check_circle:")
@@ -229,16 +227,17 @@ def _lead_form(store: LabelStore, ds: Dataset, case: Case, labels: CaseLabels, m
         st.error(md(problem), icon=":material/error:")
     st.markdown("**Final label**" + (" (replaces the adjudicated one)" if adjudicated else ""))
     # start from an analyst's label: new widgets prefilled from it (a widget's value is never set behind its back)
+    # keyed by the analyst, not their label's uid: a label saved meanwhile does not wipe what the lead typed
     start_key = f"{ADJ}.start.{case.id}"
-    sources = {lab.uid: lab for lab in labels.analysts.values()}
     with st.container(horizontal=True):
-        for lab in sorted(sources.values(), key=lambda lab: lab.analyst):
-            st.button(f"Start from {md(lab.analyst)}'s label", key=f"{ADJ}.start.{case.id}.{lab.uid}",
-                      icon=":material/content_copy:", on_click=st.session_state.__setitem__, args=(start_key, lab.uid))
-    start = sources.get(st.session_state.get(start_key))
-    keys = view.form_keys(ADJ, case.id, f"{loaded}.{start.uid if start else 'own'}")
+        for name in sorted(labels.analysts):
+            st.button(f"Start from {md(name)}'s label", key=f"{ADJ}.start.{case.id}.{name}",
+                      icon=":material/content_copy:", on_click=st.session_state.__setitem__, args=(start_key, name))
+    chosen = st.session_state.get(start_key)
+    start = labels.analysts.get(chosen) if chosen else None
+    keys = view.form_keys(ADJ, case.id, f"{loaded}.{len(chosen or '')}.{chosen or ''}")
     ctx = session.Context(store, ds, methods, ids, ids, analyst_key)
-    settles = list(sources)
+    settles = [lab.uid for lab in labels.analysts.values()]
     view.render_form(st, case, view.prefill(case, start or adjudicated), keys, methods, ADJ,
                      on_save=partial(save_adjudicated, ctx, qs, case.id, loaded, keys, settles),
                      on_move=partial(session.move, ctx, qs))
@@ -265,5 +264,5 @@ def save_adjudicated(ctx: session.Context, qs: session.QueueState, case_id: str,
         qs.problems = (case_id, [f"Not saved: {session.failure(err, ctx.store.where)}"])
         return
     qs.form = (case_id, label.uid)
-    qs.flashes.append(f"Settled {case_id} (version {label.version}).")
+    qs.flashes.append(f"Settled {case_id}.")
     session.move(ctx, qs, "save")

@@ -109,10 +109,10 @@ def test_with_two_labels_per_case_a_case_leaves_the_to_do_queue_once_it_has_two(
     assert _plain(_progress(at)) == ("2 of 4 cases have 2 of 2 labels · you: 1 labelled · "
                                      "by analyst: Bob 2, Ann 1, Cleo 1")
     at.radio(key="labels.labelled").set_value("labelled").run()  # "yours"
-    assert list(_queue(at)["id"]) == ["ramdocs-0002"] and list(_queue(at)["yours"]) == ["v2"]
+    assert list(_queue(at)["id"]) == ["ramdocs-0002"] and [bool(t) for t in _queue(at)["yours"]] == [True]
     assert list(_queue(at)["labels"]) == ["2 of 2 labels"]
     at.radio(key="labels.labelled").set_value("all").run()
-    assert list(_queue(at)["yours"]) == ["", "v2", "", ""]
+    assert [bool(t) for t in _queue(at)["yours"]] == [False, True, False, False]
     assert at.radio(key="labels.labelled").options == ["to do", "yours", "all"]
 
 
@@ -216,7 +216,7 @@ def test_the_lead_records_the_final_label_settling_the_analysts_labels(tmp_path,
     assert sorted(final.settles) == sorted(analysts.values()) and len(final.settles) == 2
     assert store.current(KEY)["ramdocs-0004"].gold() == final
     assert {a: lab.uid for a, lab in store.current(KEY)["ramdocs-0004"].analysts.items()} == analysts  # kept
-    assert final.version == 3 and [_plain(t.value) for t in at.toast] == ["Settled ramdocs-0004 (version 3)."]
+    assert final.version == 3 and [_plain(t.value) for t in at.toast] == ["Settled ramdocs-0004."]
     settled = _table(at, "settled")
     assert dict(zip(settled["id"], settled["settled"])) == {"ramdocs-0004": "yes", "ramdocs-0005": "",
                                                             "ramdocs-0003": ""}  # settled: after the unsettled
@@ -281,3 +281,68 @@ def test_the_lead_starts_the_final_label_from_an_analysts_label(tmp_path, monkey
     _run(at)
     final = store.current(KEY)["ramdocs-0004"].adjudicated
     assert (final.answers, final.note) == (other.answers, "taken from the other label")
+
+
+def test_an_analyst_who_has_not_labelled_sees_no_agreement_figure_nor_settlement_of_others(tmp_path, monkeypatch,
+                                                                                           db):
+    """Blind: the Agreement view's figures and a case's "adjudicated" mark say how other analysts' labels compare:
+    an analyst sees them only for the cases they labelled too; a settled case leaves the to-do queue."""
+    store = LabelStore(db)
+    store.set_round(KEY, 3, "Lee", "Lee")
+    bob = _label(store, "Bob", "ramdocs-0004", [BOB_ANSWER])
+    cleo = _label(store, "Cleo", "ramdocs-0004", [CLEO_ANSWER])
+    _label(store, "Bob", "ramdocs-0002", ["Football"])
+    _label(store, "Cleo", "ramdocs-0002", ["Hockey"])
+    store.adjudicate(LabelDraft(dataset=KEY, question_id="ramdocs-0002", answers=["Football"], analyst="Lee"),
+                     [lab.uid for lab in store.current(KEY)["ramdocs-0002"].analysts.values()])
+    at = _open_view(tmp_path, monkeypatch, "agreement")
+    assert "2 other labelled cases count for the round's lead only" in _plain(_captions(at))
+    assert any("Agreement needs cases labelled by at least two analysts" in i.value for i in at.info)
+    assert not [f for f in at.dataframe if "α (Krippendorff)" in f.value.columns]  # no figure of theirs
+    at.segmented_control(key="labels.view").set_value("label").run()
+    assert "ramdocs-0002" not in list(_queue(at)["id"])  # settled: no more labels needed
+    _fill(at, typed="Chess")
+    _press(at, "save")
+    at.segmented_control(key="labels.view").set_value("agreement").run()
+    figures = _table(at, "α (Krippendorff)")  # now over 0004, which Ann labelled too
+    assert list(figures["cases"])[0] == 1 and sorted(agreement(
+        {"ramdocs-0004": store.current(KEY)["ramdocs-0004"]}).analysts) == ["Ann", "Bob", "Cleo"]
+    del bob, cleo
+
+
+def test_a_refused_adjudication_keeps_what_the_lead_typed_and_says_whose_label_changed(tmp_path, monkeypatch, db):
+    store = LabelStore(db)
+    _team_labels(store)
+    at = _open_view(tmp_path, monkeypatch, "adjudicate")
+    assert "ramdocs-0004 · differ on: accepted answers" in _captions(at)
+    [start] = [b for b in at.button if b.label == "Start from Bob's label"]
+    start.click()
+    _run(at)
+    _field(at, "text_area", "Note").input("the lead's reasons")
+    bob = store.current(KEY)["ramdocs-0004"].analysts["Bob"]
+    store.save(LabelDraft(dataset=KEY, question_id="ramdocs-0004", answers=["Rugby"], analyst="Bob"),
+               expected=bob.uid)  # Bob changes his label while the lead writes
+    at.button(key="labels-adj.save").click()
+    _run(at)
+    assert any("changed since you looked (Bob saved a new one)" in _plain(e.value) for e in at.error)
+    assert store.current(KEY)["ramdocs-0004"].adjudicated is None
+    assert _field(at, "text_area", "Note").value == "the lead's reasons"  # kept
+    assert any(t.value.startswith("answers: Rugby") for t in at.text)  # Bob's new label beside it now
+    at.button(key="labels-adj.save").click()  # looked: saved, settling the labels as they are now
+    _run(at)
+    final = store.current(KEY)["ramdocs-0004"].adjudicated
+    assert final.note == "the lead's reasons" and store.current(KEY)["ramdocs-0004"].analysts["Bob"].uid in final.settles
+
+
+def test_typing_a_name_moves_the_page_off_a_case_that_analyst_labelled(tmp_path, monkeypatch, db):
+    """The page picks the top of the queue before anyone is named; once Bob names himself, a case he labelled is
+    not his to do: the page moves to his first case to do (a case opened by a link stays)."""
+    store = LabelStore(db)
+    store.set_round(KEY, 2, "Lee", "Lee")  # 0004 needs a second label: at the top of an unnamed queue
+    _label(store, "Bob", "ramdocs-0004", ["Chess"])
+    at = _open(tmp_path, monkeypatch)
+    assert _current(at) == "ramdocs-0004"
+    _as(at, "Bob")
+    assert _current(at) == "ramdocs-0002"
+    linked = _as(_page({"case": "ramdocs-0004"}), "Bob")
+    assert _current(linked) == "ramdocs-0004"

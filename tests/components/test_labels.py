@@ -162,7 +162,7 @@ def test_form_keys_change_with_the_version_loaded():
 
 def test_status_and_label_text():
     assert view.status_text(None) == "Not labelled yet"
-    assert view.status_text(_label(3)) == "Labelled by Ann at 2025-01-03 12:00:00 UTC (version 3)"
+    assert view.status_text(_label(3)) == "Labelled by Ann at 2025-01-03 12:00:00 UTC"  # versions count everyone's
     text = view.label_text(LabelDraft(dataset="t", question_id="q", unanswerable=True, analyst="A"))
     assert text.splitlines() == ["answers: unanswerable", "conflict type: —", "best method: —"]
     assert "wrong sources: src-b" in view.label_text(_label())
@@ -176,7 +176,7 @@ def test_queue_frame_marks_the_current_case_its_labels_so_far_yours_and_skips():
     team = by_case([mine, _label(3, question_id="q2", analyst="Bob")])
     frame = view.queue_frame([_case(), other], {"q2": mine}, {"q1"}, "q2", team, 2)
     assert list(frame["#"]) == [1, 2] and list(frame["id"]) == ["q1", "q2"]
-    assert list(frame[""]) == ["", "▶"] and list(frame["yours"]) == ["", "v2"]
+    assert list(frame[""]) == ["", "▶"] and list(frame["yours"]) == ["", "2025-01-02 12:00"]
     assert list(frame["labels"]) == ["0 of 2 labels", "2 of 2 labels"]  # counts only: whose and what stay hidden
     assert "Bob" not in frame.to_csv()
     assert list(frame["skipped"]) == [True, False] and list(frame["groups"]) == [3, 3]

@@ -382,3 +382,16 @@ def test_carry_over_copies_every_current_label_of_a_case_and_the_adjudication_na
     assert sorted(case.adjudicated.settles) == sorted(lab.uid for lab in case.analysts.values())
     assert {lab.carried_from for lab in case.analysts.values()} == {ana.uid, ben.uid}
     assert "ramdocs-0002" not in store.current(dataset_key(edited))
+
+
+def test_a_label_saved_after_the_adjudication_is_flagged_and_a_settled_case_needs_no_more_labels(store):
+    from backend.labels.team import needs
+
+    ana, ben = _two(store)
+    store.set_round(KEY, 3, "ana", "ana")
+    store.adjudicate(draft(answers=["3,559"]), [ana.uid, ben.uid])
+    case = store.current(KEY)["ramdocs-0001"]
+    assert case.settled_before() == [] and not needs(case, "cid", 3)  # settled: cid is not asked
+    store.save(draft(answers=["12"], analyst="cid"), expected=None)  # cid labels it all the same (a link)
+    case = store.current(KEY)["ramdocs-0001"]
+    assert case.settled_before() == ["cid"] and case.status() == "adjudicated"
