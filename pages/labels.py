@@ -137,6 +137,8 @@ if qs.cursor is None and not st.session_state.get(key(PAGE, "linked")):  # a sha
 if qs.cursor not in by_id or (qs.picked_for is not None and qs.picked_for != me
                                and qs.cursor not in {c.id for c in shown}):
     qs.cursor, qs.picked_for = shown[0].id, me  # the page's pick (again once a name is typed): the top of the queue
+elif qs.picked_for is not None:
+    qs.picked_for = me  # a case still to do for the one now named: theirs, kept when they label it elsewhere
 case = by_id[qs.cursor]
 st.query_params["case"] = case.id
 table = key(PAGE, f"table.{case.id}")  # a new table per case: a picked row does not stay picked

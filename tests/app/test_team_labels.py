@@ -346,3 +346,7 @@ def test_typing_a_name_moves_the_page_off_a_case_that_analyst_labelled(tmp_path,
     assert _current(at) == "ramdocs-0002"
     linked = _as(_page({"case": "ramdocs-0004"}), "Bob")
     assert _current(linked) == "ramdocs-0004"
+    cleo = _page()  # unnamed, on the top case, which is Cleo's to do too: naming herself keeps her there
+    assert _current(_as(cleo, "Cleo")) == "ramdocs-0004"
+    _label(store, "Cleo", "ramdocs-0004", ["Go"])  # she saves it in another tab: this one stays on it
+    assert _current(_run(cleo)) == "ramdocs-0004"
