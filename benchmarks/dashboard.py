@@ -98,6 +98,19 @@ def _cpu_s(pid: int) -> float:
     return sum(int(x) for x in fields[11:15]) / os.sysconf("SC_CLK_TCK")
 
 
+def wait_healthy(url: str, proc: subprocess.Popen, seconds: float = 120) -> None:
+    """Until the Streamlit server at ``url`` answers its health check; ``RuntimeError`` if it exits or is late."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok":
+                return
+        except OSError:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"the app did not start (exit {proc.poll()})") from None
+            time.sleep(0.1)
+
+
 @contextmanager
 def app_server(cache_dir: Path, data_dir: Path, root: Path = ROOT):
     """``streamlit run app.py`` (of the checkout at ``root``) on a free port; yields (url, Popen, start time)."""
@@ -110,15 +123,7 @@ def app_server(cache_dir: Path, data_dir: Path, root: Path = ROOT):
         cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok":
-                    break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"the app did not start (exit {proc.poll()})") from None
-                time.sleep(0.1)
+        wait_healthy(url, proc)
         yield url, proc, start
     finally:
         proc.terminate()

@@ -55,7 +55,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from benchmarks.dashboard import (CHROMIUM_ARGS, TIMEOUT_S, _FULL_RESULT_JS, _free_port,  # noqa: E402
+from benchmarks.dashboard import (CHROMIUM_ARGS, TIMEOUT_S, _FULL_RESULT_JS, _free_port, wait_healthy,  # noqa: E402
                                   _reference_s)
 
 RAW = ROOT / "sample_data" / "raw" / "ramdocs" / "RAMDocs_dev100.jsonl"
@@ -148,17 +148,7 @@ def browser_times(browser, dataset: Path, open_folder: Path, app_open: bool = Fa
     url = f"http://127.0.0.1:{port}"
     out: dict = {}
     try:
-        import urllib.request
-
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok":
-                    break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"the app did not start (exit {proc.poll()})") from None
-                time.sleep(0.1)
+        wait_healthy(url, proc)
         out["server_up_s"] = round(time.perf_counter() - server_start, 2)
         if app_open:  # the app open on its own opening page before the user points it at their file
             context = browser.new_context(viewport={"width": 1600, "height": 1400})
