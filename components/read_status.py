@@ -69,6 +69,12 @@ def lenient_text(calls: Sequence[LLMCall], role_of: RoleOf = role, limit: int = 
     return f"{_replies(sum(len(g.calls) for g in found))} read leniently — " + "; ".join(notes) + more
 
 
+def raw_reply(call: LLMCall) -> str:
+    """The reply as the model wrote it: its text, or for one cut off at max_tokens while repeating itself
+    (``LLMCall.cut_off``: the method got no reply) the text it wrote."""
+    return call.cut_off if call.cut_off is not None else call.response or ""
+
+
 def render_read_status(st, calls: Sequence[LLMCall], role_of: RoleOf = role, title: str | None = None) -> None:
     """A warning for the unreadable replies among ``calls`` with each raw reply in an expander, then a caption for
     the lenient ones; nothing when every reply was read exactly. ``title``: the method's name, for a page that shows
@@ -83,7 +89,8 @@ def render_read_status(st, calls: Sequence[LLMCall], role_of: RoleOf = role, tit
             for call in bad:
                 st.markdown(f"**{md(role_of(call))}** · {md(call.id)}")
                 st.caption(md(call.read_note or ""))
-                st.code(call.response or "", language=None, wrap_lines=True)
+                # a reply that looped until max_tokens reached the method as no reply: its text is kept beside
+                st.code(raw_reply(call), language=None, wrap_lines=True)
     if (lenient := lenient_text(calls, role_of)) is not None:
         st.caption(md(prefix + lenient))
 

@@ -4,12 +4,12 @@ the risk metrics per fusion strategy and the risk–coverage trade-off."""
 
 import streamlit as st
 
-from backend.llm.offline import MODEL_NOTE
 from backend.methods.counterfactual import FUSIONS
 from backend.methods.counterfactual.risk import risk_sweep
 from backend.report.text import plural
 from components import counterfactual as view
 from components.failures import render_failure, render_failures
+from components.models import model_note
 from components.read_status import render_read_status
 from components.safe import md
 from components.session.navigation import ensure_navigation
@@ -28,8 +28,8 @@ init_page_state(PAGE, {"strategies": list(FUSIONS), "limit": None})
 st.title("Risk (counterfactual prompting)")
 selection = require_selection(model_note=False)
 ds, question = selection.dataset, selection.question
-if selection.model.model.startswith("offline/"):
-    st.caption(MODEL_NOTE)
+if (note := model_note(selection.model.model)) is not None:
+    st.caption(note)
 
 st.header("This question")
 st.text(question.question)

@@ -5,13 +5,13 @@ from itertools import count
 
 import streamlit as st
 
-from backend.llm.offline import MODEL_NOTE
 from backend.methods import METHODS
 from backend.report.text import plural
 from backend.report import compare as view
 from backend.report import report_html
 from components.failures import render_failures
 from components.layout import card_columns, chart_columns
+from components.models import model_note
 from components.inspect import render_column
 from components.read_status import render_results_read_status
 from components.session.views import details_page
@@ -31,8 +31,9 @@ st.title("Inspect")
 selection = require_selection(model_note=False)
 question, offline = selection.question, selection.model.model.startswith("offline/")
 st.text(question.question)
+note = model_note(selection.model.model)  # the offline reader is no language model; the local model is a real one
 st.caption(f"{md(question.id)} · {plural(len(question.documents), 'document')} · model {md(selection.model.model)}"
-           + (f" — {MODEL_NOTE}" if offline else ""))
+           + (f" — {note}" if note else ""))
 
 controls = st.columns([5, 2, 1], vertical_alignment="bottom")
 methods = controls[0].multiselect("methods", available, key=key(PAGE, "methods"), format_func=title)

@@ -16,4 +16,6 @@ if ! command -v initdb >/dev/null 2>&1 && ! ls /usr/lib/postgresql/*/bin/initdb 
   $SUDO apt-get update -qq && $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null \
     || echo "    could not install postgresql: the PostgreSQL tests will skip and say why" >&2
 fi
+# the real-model tier (tests/real_model) fails rather than skips when the local model is missing here
+export CONFLICTLENS_REAL_MODEL=required
 exec .venv/bin/python -m pytest "$@"

@@ -172,3 +172,69 @@ def test_the_cli_prints_the_estimate_first_and_max_cost_governs(tmp_path):
         assert stopped.returncode == 1 and "cost limit" in summary["stopped"] and summary["cost_usd"] > 0
         rows = (out / "results.jsonl").read_text().splitlines()
         assert "cost limit" in stopped.stderr and 0 < len(rows) < 4 * 2       # rows kept; --resume runs the rest
+
+
+# --- a local model (llama.cpp on this CPU): $0, and the time at the speeds measured on this machine ---------------
+
+#: One llama.cpp reply's ``timings``: 100 prompt tokens/s, 10 generated tokens/s (enough tokens to count as a sample).
+TIMINGS = {"prompt_n": 200, "prompt_per_second": 100.0, "predicted_n": 40, "predicted_per_second": 10.0}
+
+
+@pytest.fixture
+def local_model(tmp_path, monkeypatch):
+    """``local/tiny``: a file that starts like a GGUF in a models folder of its own, and a cache folder of its own
+    (no speeds measured yet). Nothing is served: an estimate needs only the weights' hash."""
+    from backend.llm.local.weights import MODELS_DIR_ENV
+
+    models = tmp_path / "models"
+    models.mkdir()
+    (models / "tiny.gguf").write_bytes(b"GGUF" + b"\0" * 64)
+    monkeypatch.setenv(MODELS_DIR_ENV, str(models))
+    monkeypatch.setenv("CONFLICTLENS_CACHE_DIR", str(tmp_path / "cache"))
+    return "local/tiny"
+
+
+def test_a_local_models_estimate_is_free_and_gives_its_time_at_the_measured_speeds(ramdocs, local_model):
+    from backend.cost import NOT_MEASURED
+    from backend.llm.local import throughput
+    from backend.llm.pricing import LOCAL_NOTE
+
+    methods = ["no_rag", "vanilla_rag", "madam"]
+    before = _estimate(ramdocs, local_model, methods=methods)
+    assert before.local and before.free and before.cost_usd == 0 and not before.needs_confirmation(0.0)
+    assert before.price_note == LOCAL_NOTE and "this CPU" in before.price_note and "offline" not in before.price_note
+    assert before.speed is None and before.seconds is None and before.unavailable is None
+    assert NOT_MEASURED in before.headline() and "not measured yet" in before.time_note()
+    assert all(m.seconds is None for m in before.methods.values())
+    assert gate(before, threshold_usd=0.0)[0] == "go"
+
+    digest = LLMConfig(model=local_model).identity.rpartition("#")[2]  # what the client records the speeds under
+    throughput.record(digest, TIMINGS)
+    after = _estimate(ramdocs, local_model, methods=methods)
+    assert after.speed.startswith("100 prompt and 10 generated tokens/s, measured on this machine")
+    for m in after.methods.values():  # prompt tokens / prompt speed + completion tokens / generation speed
+        assert m.seconds == pytest.approx(m.prompt_tokens / 100 + m.completion_tokens / 10)
+        assert m.seconds_max >= m.seconds
+    assert after.seconds == pytest.approx(sum(m.seconds for m in after.methods.values()))
+    assert after.seconds_max > after.seconds  # MADAM-RAG's debate may run its every round, at every token limit
+    assert "at measured speeds" in after.headline() and NOT_MEASURED not in after.headline()
+    text = "\n".join(after.lines())
+    assert "100 prompt and 10 generated tokens/s" in text and "this CPU" in text
+    assert all(f"{name}: " in text and ", ~" in text for name in methods)
+
+    # counted with a real tokenizer (litellm's default), not the offline reader's word count: SmolLM2 reports tokens
+    offline = _estimate(ramdocs, "offline/reader", methods=methods)
+    assert after.methods["vanilla_rag"].prompt_tokens > offline.methods["vanilla_rag"].prompt_tokens
+
+
+def test_a_local_model_without_its_weights_says_so_in_its_estimate(ramdocs, local_model):
+    missing = _estimate(ramdocs, "local/absent", methods=["no_rag"])
+    assert missing.local and missing.seconds is None and "no GGUF named 'absent'" in missing.unavailable
+    assert "cannot run: no GGUF named 'absent'" in missing.headline() and not missing.time_note()
+
+
+def test_estimated_durations_read_as_precisely_as_an_estimate_is():
+    from backend.cost import seconds_text
+
+    assert [seconds_text(s) for s in (0.2, 3.4, 23, 61, 250, 4000)] == ["< 1 s", "3 s", "25 s", "1 min", "4 min",
+                                                                         "1 h 07 min"]

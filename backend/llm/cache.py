@@ -27,7 +27,8 @@ CACHE_MODES: tuple[str, ...] = ("live", "record", "replay", "off")
 
 
 def request_key(model: str, messages: list[dict[str, str]], temperature: float, max_tokens: int,
-                fields: dict[str, Any], response_format: dict[str, Any] | None = None) -> str:
+                fields: dict[str, Any], response_format: dict[str, Any] | None = None,
+                stop: list[str] | None = None) -> str:
     """``response_format`` (structured output, ``backend.llm.structured``) is keyed when one is sent: a JSON reply
     never answers a request for the text format, nor one schema's reply another's. Without one the key is as before,
     so the replies cached for the papers' formats stay valid."""
@@ -35,6 +36,8 @@ def request_key(model: str, messages: list[dict[str, str]], temperature: float, 
                "fields": fields}
     if response_format is not None:
         request["response_format"] = response_format
+    if stop:  # stop sequences change the reply (the local model's, per task): keyed when sent
+        request["stop"] = stop
     canonical = json.dumps(request, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
@@ -50,6 +53,11 @@ class CachedReply:
     #: how long the call took when the model was called (None: a reply cached before latencies were recorded): a
     #: later hit shows this rather than its own cache-read time
     latency_s: float | None = None
+    #: what the server said about the reply beyond its text (None: nothing, or a reply cached before these were kept):
+    #: ``finish_reason``, ``cut_off`` (a reply that ran into max_tokens repeating itself: its text; the reply is then
+    #: ""), ``server_s`` (the server's own time: llama.cpp's prompt + generation ms), ``cached_tokens`` (prompt tokens
+    #: the server's prompt cache answered)
+    extra: dict[str, Any] | None = None
 
 
 class CallCache:
@@ -71,26 +79,33 @@ class CallCache:
             self._db.execute("CREATE TABLE IF NOT EXISTS runs (key TEXT PRIMARY KEY, model TEXT NOT NULL, "
                              "wall_s REAL NOT NULL, created REAL)")
             columns = {row[1] for row in self._db.execute("PRAGMA table_info(calls)")}
-            for column in ("cost_usd", "latency_s"):  # a cache written before these were recorded keeps its replies
-                if column not in columns:
+            for column, kind in (("cost_usd", "REAL"), ("latency_s", "REAL"), ("extra", "TEXT")):
+                if column not in columns:  # a cache written before these were recorded keeps its replies
                     try:
-                        self._db.execute(f"ALTER TABLE calls ADD COLUMN {column} REAL")
+                        self._db.execute(f"ALTER TABLE calls ADD COLUMN {column} {kind}")
                     except sqlite3.OperationalError:  # another process added it between the look and the change
                         pass
             self._db.commit()
 
     def get(self, key: str) -> CachedReply | None:
         with self._lock:
-            row = self._db.execute("SELECT response, prompt_tokens, completion_tokens, cost_usd, latency_s FROM calls "
-                                   "WHERE key = ?", (key,)).fetchone()
-        return CachedReply(row[0], row[1] or 0, row[2] or 0, row[3], row[4]) if row else None
+            row = self._db.execute("SELECT response, prompt_tokens, completion_tokens, cost_usd, latency_s, extra "
+                                   "FROM calls WHERE key = ?", (key,)).fetchone()
+        if not row:
+            return None
+        try:
+            extra = json.loads(row[5]) if row[5] else None
+        except ValueError:
+            extra = None
+        return CachedReply(row[0], row[1] or 0, row[2] or 0, row[3], row[4], extra if isinstance(extra, dict) else None)
 
     def put(self, key: str, model: str, reply: CachedReply) -> None:
         with self._lock:
             self._db.execute("INSERT OR REPLACE INTO calls (key, model, response, prompt_tokens, completion_tokens, "
-                             "created, cost_usd, latency_s) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                             "created, cost_usd, latency_s, extra) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                              (key, model, reply.response, reply.prompt_tokens, reply.completion_tokens,
-                              time.time(), reply.cost_usd, reply.latency_s))
+                              time.time(), reply.cost_usd, reply.latency_s,
+                              json.dumps(reply.extra) if reply.extra else None))
             self._db.commit()
 
     def stats(self) -> dict[str, Any]:

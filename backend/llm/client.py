@@ -25,6 +25,7 @@ any other api_base gets only a key typed for it (``LLMClient._key``, just before
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import hashlib
 import os
@@ -94,6 +95,16 @@ class LLMConfig(BaseModel):
     #: Ask each task for its JSON schema where the model supports it (``backend.llm.structured``). Off by default:
     #: the papers' reply formats are what the methods were published with.
     structured_output: bool = False
+    #: The local model's server (``local/<name>``, ``backend.llm.local``): context tokens per slot, slots, generation
+    #: threads. A prompt longer than the context is cut by ``backend.llm.local.context.RULE``.
+    local_ctx: int = Field(8192, ge=256)
+    local_parallel: int = Field(2, ge=1)
+    local_threads: int = Field(1, ge=1)
+
+    @property
+    def local(self) -> bool:
+        """A ``local/<name>`` model: llama.cpp on this CPU, started on first use (``backend.llm.local``)."""
+        return self.model.startswith("local/")
 
     @property
     def structured(self) -> bool:
@@ -109,6 +120,10 @@ class LLMConfig(BaseModel):
             from backend.llm.reader_version import reader_version
 
             return f"{self.model}#{reader_version()}"
+        if self.local:  # its weights are its identity, whatever port serves them (a replay needs no server)
+            from backend.llm.local import identity
+
+            return identity(self.model)
         base = self.api_base or _environment_base(self.model)
         if not base:
             return self.model
@@ -133,6 +148,12 @@ class LLMError(RuntimeError):
 
 
 RETRYABLE_KINDS = frozenset({"timeout", "rate_limit", "server", "connection"})
+#: A local server is this machine's CPU: a timeout or a 5xx retried only doubles its load. Only a lost connection (the
+#: server stopped: the next attempt starts it again) is retried.
+LOCAL_RETRYABLE_KINDS = frozenset({"connection"})
+#: The local model's speed before any was measured (a busy 2-core machine, dependencies.md §9): timeouts scale with
+#: it, so a long reply on a slow machine is not cut short.
+SLOW_PROMPT_PER_S, SLOW_GENERATED_PER_S = 20.0, 2.0
 
 
 def _transport_failure(exc: BaseException) -> str | None:
@@ -151,6 +172,14 @@ def _transport_failure(exc: BaseException) -> str | None:
 
 
 def classify(exc: BaseException) -> str:
+    from backend.llm.local.context import PromptTooLong
+    from backend.llm.local.server import LocalModelError
+    from backend.llm.local.weights import WeightsError
+
+    if isinstance(exc, (LocalModelError, WeightsError)):
+        return "unavailable"
+    if isinstance(exc, PromptTooLong):
+        return "context"
     text = str(exc).lower()
     if "missing credentials" in text or "api key" in text and "missing" in text:
         return "auth"  # litellm reports a missing OpenAI key as a 500; retrying cannot help
@@ -220,6 +249,7 @@ class _Request:
     base: dict[str, Any]      # what the call record needs: key, step, task, messages, parents, fields, start
     kwargs: dict[str, Any]    # what litellm gets
     attempts: int = 0
+    queued_s: float | None = None  # waited for a local server slot
 
 
 class CallLog:
@@ -354,18 +384,47 @@ class LLMClient:
 
     def _retrying(self, cls):
         cfg = self.config
+        if cfg.local:  # litellm reports a server gone mid-request as a 500 "Connection error.": that is a lost one too
+            def retryable(e):
+                return classify(e) in LOCAL_RETRYABLE_KINDS or "connection error" in str(e).lower()
+        else:
+            def retryable(e):
+                return classify(e) in RETRYABLE_KINDS
         return cls(stop=tenacity.stop_after_attempt(cfg.num_retries + 1),
                    wait=tenacity.wait_exponential_jitter(initial=cfg.backoff_s, max=cfg.backoff_max_s,
                                                          jitter=cfg.backoff_s),
-                   retry=tenacity.retry_if_exception(lambda e: classify(e) in RETRYABLE_KINDS),
-                   reraise=True)
+                   retry=tenacity.retry_if_exception(retryable), reraise=True)
 
     def _reply(self, resp: Any) -> CachedReply:
-        text = resp.choices[0].message.content or ""
+        from backend.llm.local.runaway import repetition
+
+        choice = resp.choices[0]
+        text = choice.message.content or ""
         usage = getattr(resp, "usage", None)
         prompt = getattr(usage, "prompt_tokens", 0) or 0
         completion = getattr(usage, "completion_tokens", 0) or 0
-        return CachedReply(text, prompt, completion or approx_tokens(text), reply_cost(resp, self.config.model))
+        extra: dict[str, Any] = {}
+        if getattr(choice, "finish_reason", None):
+            extra["finish_reason"] = choice.finish_reason
+        timings = getattr(resp, "timings", None)  # llama.cpp's own account of the reply
+        if isinstance(timings, dict):
+            extra["server_s"] = round(((timings.get("prompt_ms") or 0) + (timings.get("predicted_ms") or 0)) / 1000, 4)
+            extra["cached_tokens"] = int(timings.get("cache_n") or 0)
+            if self.config.local:
+                from backend.llm.local import throughput
+
+                throughput.record(self.config.identity.rpartition("#")[2], timings)
+        if extra.get("finish_reason") == "length":
+            if unit := repetition(text):
+                # it looped until max_tokens cut it: not an answer. The method gets no reply (its reader's default)
+                extra["cut_off"], extra["cut_why"] = text[:2000], f"while repeating {unit!r}"
+                text = ""
+            elif self.config.structured and not _json_object(text):
+                # cut off inside the JSON object it was asked for: a fragment ("{", half a value) is no answer either
+                extra["cut_off"], extra["cut_why"] = text[:2000], "inside the JSON object it was asked for"
+                text = ""
+        return CachedReply(text, prompt, completion or approx_tokens(text), reply_cost(resp, self.config.model),
+                           extra=extra or None)
 
     def _new_id(self, step: str, key: str) -> str:
         base = f"{self.method + ':' if self.method else ''}{step}:{key[:8]}"
@@ -385,11 +444,27 @@ class LLMClient:
         """Validate, key and look up a request: a recorded cache hit, or what to send to the provider."""
         fields = self._fields(task, question, fields)
         max_tokens = max_tokens or self.config.max_tokens
-        # keyed by model *and* endpoint: one server's replies never answer for another serving the same name
+        if self.config.local and TASKS[task].reply_tokens:  # a small model that loops stops at its format's size
+            max_tokens = min(max_tokens, TASKS[task].reply_tokens)
+        start, started_at = time.perf_counter(), time.time()
         fmt = response_format(task) if self.config.structured else None  # the task's JSON schema, when asked for
-        key = request_key(self.config.identity, messages, self.config.temperature, max_tokens, fields, fmt)
+        cut = None
+        try:
+            if self.config.local:  # a prompt longer than the context is cut by the stated rule before it is keyed
+                messages, cut = self._fit_context(messages, fields, max_tokens)
+            # keyed by model *and* endpoint: one server's replies never answer for another serving the same name
+            key = request_key(self.config.identity, messages, self.config.temperature, max_tokens, fields, fmt)
+        except Exception as exc:  # noqa: BLE001 - the local model cannot take it: one recorded failure
+            kind = classify(exc)
+            if kind not in ("unavailable", "context"):
+                raise
+            req = _Request(dict(key=hashlib.sha256(repr(messages).encode()).hexdigest(), step=step, task=task,
+                                messages=messages, parents=parents, fields=fields, structured=fmt is not None,
+                                start=start, started_at=started_at, prompt_cut=None), {})
+            raise self._fail(LLMError(kind, str(exc), self.config.model), req) from None
         req = _Request(dict(key=key, step=step, task=task, messages=messages, parents=parents, fields=fields,
-                            structured=fmt is not None, start=time.perf_counter(), started_at=time.time()),
+                            structured=fmt is not None, start=start, started_at=started_at,
+                            prompt_cut=cut.model_dump() if cut else None),
                        self._kwargs(messages, fields, max_tokens, fmt))
         try:
             hit = self._from_cache(key)
@@ -398,6 +473,50 @@ class LLMClient:
         if hit is not None:
             return self._record(self._make_call(reply=hit, hit=True, attempts=0, **req.base))
         return req
+
+    # -- the local model ---------------------------------------------------------------------------
+
+    def _local_server(self):
+        from backend.llm.local import local_name
+        from backend.llm.local.server import ensure
+
+        cfg = self.config
+        return ensure(local_name(cfg.model), parallel=cfg.local_parallel, ctx=cfg.local_ctx, threads=cfg.local_threads)
+
+    def _local_gate(self) -> threading.BoundedSemaphore:
+        from backend.llm.local import local_name
+        from backend.llm.local.server import slots
+
+        return slots(local_name(self.config.model), self.config.local_parallel)
+
+    def _fit_context(self, messages, fields, max_tokens):
+        """``backend.llm.local.context.fit`` with the server's own template and tokenizer (asked only for a prompt
+        long enough to need it)."""
+        from backend.llm.local.context import fit
+
+        def count(msgs: list[dict[str, str]]) -> int:
+            import httpx
+
+            url = self._local_server().url
+            prompt = httpx.post(f"{url}/apply-template", json={"messages": msgs}, timeout=60).json()["prompt"]
+            return len(httpx.post(f"{url}/tokenize", json={"content": prompt}, timeout=60).json()["tokens"])
+
+        return fit(messages, fields, context_tokens=self.config.local_ctx, reply_tokens=max_tokens, count=count)
+
+    def _local_sent(self, req: _Request) -> dict[str, Any]:
+        """What litellm gets for a local call: the server (started, or started again, here) and a timeout that
+        scales with the tokens asked for at the speed measured on this machine."""
+        from backend.llm.local import route, throughput
+
+        server = self._local_server()
+        kwargs = {**req.kwargs, **route(server)}
+        measured = throughput.measured(server.digest)
+        prompt_per_s, generated_per_s = ((measured.prompt_per_s, measured.generated_per_s) if measured
+                                         else (SLOW_PROMPT_PER_S, SLOW_GENERATED_PER_S))
+        prompt_tokens = sum(len(str(m.get("content", ""))) for m in req.kwargs["messages"]) / 3
+        expected = prompt_tokens / prompt_per_s + req.kwargs["max_tokens"] / generated_per_s
+        kwargs["timeout"] = max(self.config.timeout_s, 3 * expected + 10)
+        return kwargs
 
     def _from_cache(self, key: str) -> CachedReply | None:
         mode = self.config.cache_mode
@@ -411,17 +530,23 @@ class LLMClient:
         return None
 
     def _done(self, req: _Request, reply: CachedReply) -> LLMCall:
-        call = self._make_call(reply=reply, hit=False, attempts=req.attempts, **req.base)
+        call = self._make_call(reply=reply, hit=False, attempts=req.attempts, queued_s=req.queued_s, **req.base)
         if self.config.cache_mode in ("live", "record") and self.cache is not None:
             # with the call's latency: a later hit shows how long the reply took to make, not its cache read
             self.cache.put(req.base["key"], self.config.model, dataclasses.replace(reply, latency_s=call.latency_s))
         return self._record(call)
 
     def _make_call(self, *, key, step, task, messages, parents, fields, structured, reply=None, error=None, start,
-                   started_at, hit, attempts):
+                   started_at, hit, attempts, prompt_cut=None, queued_s=None):
         # how the task's reader reads the reply, recorded once per call (a cache hit too): the trace then shows every
         # reply the method could not read, whatever the method made of it
         read = read_reply(task, reply.response, fields, structured) if reply else None
+        extra = (reply.extra if reply else None) or {}
+        read_status, read_note = (read.status, read.note) if read else (None, None)
+        if extra.get("cut_off") is not None:  # it looped until max_tokens: read as no reply, whatever the reader says
+            read_status = "unreadable"
+            read_note = (f"cut off at max_tokens {extra.get('cut_why', '')}: read as no reply"
+                         + (f"; {read.note}" if read and read.note else ""))
         return LLMCall(id=self._new_id(step, key), step=step, task=task, method=self.method, dataset=self.dataset,
                        question_id=self.question_id,
                        model=self.config.model, messages=messages,
@@ -430,8 +555,10 @@ class LLMClient:
                        completion_tokens=reply.completion_tokens if reply else 0,
                        latency_s=round(time.perf_counter() - start, 6), cache_hit=hit,
                        parents=list(parents), attempts=attempts, started_at=started_at, ended_at=time.time(),
-                       read_status=read.status if read else None, read_note=read.note if read else None,
-                       structured=structured, **self._cost(reply, hit))
+                       read_status=read_status, read_note=read_note, structured=structured,
+                       finish_reason=extra.get("finish_reason"), cut_off=extra.get("cut_off"), prompt_cut=prompt_cut,
+                       server_s=extra.get("server_s"), cached_tokens=extra.get("cached_tokens"), queued_s=queued_s,
+                       **self._cost(reply, hit))
 
     def _cost(self, reply: CachedReply | None, hit: bool) -> dict[str, float | None]:
         """A cache hit costs nothing and saved what the call cost when it was made (and carries how long it took
@@ -461,14 +588,17 @@ class LLMClient:
         req = self._begin(messages, task, step, question, fields, parents, max_tokens)
         if isinstance(req, LLMCall):
             return req
-        kwargs = self._sent(req)
+        local = self.config.local
+        kwargs = None if local else self._sent(req)
 
         def attempt():
             req.attempts += 1
-            return _litellm().completion(**kwargs)
+            return _litellm().completion(**(self._local_sent(req) if local else kwargs))
 
         try:
-            with self._thread_slots:
+            waited = time.perf_counter()
+            with self._local_gate() if local else self._thread_slots:
+                req.queued_s = round(time.perf_counter() - waited, 4) if local else None
                 reply = self._reply(self._retrying(tenacity.Retrying)(attempt))
         except Exception as exc:  # noqa: BLE001 - every failure becomes one LLMError
             raise self._fail(exc, req) from exc
@@ -481,19 +611,22 @@ class LLMClient:
         req = self._begin(messages, task, step, question, fields, parents, max_tokens)
         if isinstance(req, LLMCall):
             return req
-        kwargs = self._sent(req)
+        local = self.config.local
+        kwargs = None if local else self._sent(req)
 
         async def attempt():
             req.attempts += 1
+            sent = await asyncio.to_thread(self._local_sent, req) if local else kwargs  # may start the server
+            timeout = sent["timeout"]
             # litellm's timeout covers the HTTP exchange only, not its hop through the loop's executor before it:
             # bound the whole attempt, so no attempt outlives the timeout whatever it waits for
             try:
-                return await asyncio.wait_for(_litellm().acompletion(**kwargs), self.config.timeout_s)
+                return await asyncio.wait_for(_litellm().acompletion(**sent), timeout)
             except TimeoutError:
-                raise TimeoutError(f"no reply within the call's timeout of {self.config.timeout_s:g} s") from None
+                raise TimeoutError(f"no reply within the call's timeout of {timeout:g} s") from None
 
         try:
-            async with self._slots():
+            async with self._local_slot(req) if local else self._slots():
                 reply = self._reply(await self._retrying(tenacity.AsyncRetrying)(attempt))
         except asyncio.CancelledError:
             if req.attempts:  # requests went out: the call is recorded, as cancelled
@@ -502,6 +635,19 @@ class LLMClient:
         except Exception as exc:  # noqa: BLE001
             raise self._fail(exc, req) from exc
         return self._done(req, reply)
+
+    @contextlib.asynccontextmanager
+    async def _local_slot(self, req: _Request):
+        """A local server slot, shared by every client of this process (threads and event loops alike): polled, so a
+        cancelled wait never holds one."""
+        gate, waited = self._local_gate(), time.perf_counter()
+        while not gate.acquire(blocking=False):
+            await asyncio.sleep(0.005)
+        req.queued_s = round(time.perf_counter() - waited, 4)
+        try:
+            yield
+        finally:
+            gate.release()
 
     def _slots(self) -> asyncio.Semaphore:
         loop = asyncio.get_running_loop()
@@ -523,6 +669,18 @@ class LLMClient:
             said, base = (said, found + base) if found else (err.message, "")
             return False, f"{err.kind}: {_clip(said, TEST_TEXT_CHARS)}{base}", time.perf_counter() - start
         return True, f"replied {_clip(call.response or '', TEST_TEXT_CHARS)!r}", time.perf_counter() - start
+
+
+def _json_object(text: str) -> bool:
+    """Is ``text`` (Markdown fences around it allowed) one whole JSON value?"""
+    import json
+
+    body = text.strip().removeprefix("```json").removeprefix("```").removesuffix("```").strip()
+    try:
+        json.loads(body)
+    except ValueError:
+        return False
+    return True
 
 
 #: How much of an endpoint's words ``test_connection`` reports.

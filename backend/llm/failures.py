@@ -20,11 +20,12 @@ from backend.llm import keys
 from backend.llm.client import LLMError, classify, redact
 from backend.schema import MethodResult
 
-KINDS = ("timeout", "rate_limit", "server", "connection", "auth", "bad_request", "replay_miss", "truth_leak", "other")
+KINDS = ("timeout", "rate_limit", "server", "connection", "auth", "bad_request", "replay_miss", "truth_leak",
+         "unavailable", "context", "other")
 #: Every cause a failure is classified into; ``error`` is a failure that is not a model call's (a method's bug,
 #: a retrieval error): its message is its own first line.
 CAUSES = ("missing_key", "auth", "unknown_provider", "unreachable", "timeout", "rate_limit", "server",
-          "bad_request", "replay_miss", "truth_leak", "other", "error")
+          "bad_request", "replay_miss", "truth_leak", "unavailable", "context", "other", "error")
 
 _KIND = "|".join(KINDS)
 _WITH_MODEL = re.compile(rf"(?P<model>\S+?): (?P<kind>{_KIND}): (?P<message>.*)", re.DOTALL)  # MethodResult.error
@@ -120,6 +121,10 @@ def _explain(kind: str, message: str, model: str, api_base: str | None) -> tuple
                     "check the model name (provider/model)")
         return ("unknown_provider", f"litellm does not know which provider serves '{model}'",
                 "check the model name (provider/model, e.g. openai/gpt-4o-mini)")
+    if kind == "unavailable":  # the local model cannot serve: its one line says what to install or do
+        return "unavailable", _API_BASE.sub("", message).strip(), ""
+    if kind == "context":
+        return "context", "The prompt does not fit the model's context", _API_BASE.sub("", message).strip()
     if keys.SETTING in message:  # refused before sending (backend.llm.keys): its own words say what to do
         return "auth", _API_BASE.sub("", message).strip(), ""
     if api_base and (kind == "auth" or _MISSING_KEY.search(text)) and not deployment.current().allows_keys_to(api_base):

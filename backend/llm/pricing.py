@@ -1,7 +1,8 @@
 """What model calls cost, in US dollars, from litellm's model price map (``litellm.model_cost``).
 
-* ``is_free``: the project's own models (the offline reader ``offline/<name>``, the tests' ``scripted/<name>``) run
-  on this machine and cost $0 — said as such, never "unknown".
+* ``is_free``: the project's own models (the offline reader ``offline/<name>``, the tests' ``scripted/<name>``) and
+  the local model (``local/<name>``: llama.cpp on this CPU) run on this machine and cost $0 — said as such, never
+  "unknown".
 * ``price``: a model's price per prompt and per completion token, or None when litellm's map does not know it (a
   self-hosted server under an ``openai/<name>`` alias, a new model): the app and the CLI then say "price unknown".
   A user's own price is registered with ``litellm.register_model`` (the tests do so for ``openai/test-priced``).
@@ -20,8 +21,10 @@ from typing import Any
 import backend  # noqa: F401  (LITELLM_LOCAL_MODEL_COST_MAP before litellm is imported)
 
 #: Providers served on this machine by the project itself: their calls cost nothing.
-FREE_PROVIDERS = ("offline/", "scripted/")
+FREE_PROVIDERS = ("offline/", "scripted/", "local/")
 FREE_NOTE = "the offline model runs on this machine: $0"
+#: ``local/<name>``: a real language model (llama.cpp) on this machine's CPU.
+LOCAL_NOTE = "the local model runs on this CPU (llama.cpp, no network, no key): $0"
 UNKNOWN_NOTE = "price unknown (litellm's model price map does not list this model)"
 
 
@@ -88,6 +91,8 @@ def reply_cost(response: Any, model: str) -> float | None:
 
 def price_note(model: str, api_base: str | None = None) -> str:
     """One line on what ``model`` costs, for the estimate's caption."""
+    if model.startswith("local/"):
+        return LOCAL_NOTE
     if is_free(model):
         return FREE_NOTE
     found = price(model, api_base)

@@ -14,6 +14,7 @@ Which models support it (``supports_json_schema``):
 * an ``openai/<name>`` model with an ``api_base``: an OpenAI-compatible server (vLLM, Ollama, llama.cpp's server, a
   LiteLLM proxy, and the project's own ``python -m backend serve-model``) accepts ``response_format`` with a
   ``json_schema`` — litellm's map cannot know what a self-hosted server runs, so the user's choice is honoured;
+* ``local/<name>`` (llama.cpp's server, ``backend.llm.local``: the schema becomes a grammar that constrains decoding);
 * ``scripted/<name>`` (tests script the JSON replies themselves).
 
 The in-process offline model (``offline/<name>``) answers in the papers' formats only; ``serve-model`` (the same model
@@ -36,8 +37,8 @@ ALWAYS = ("scripted",)
 def supports_json_schema(model: str, api_base: str | None = None) -> bool:
     """Can ``model`` (at ``api_base``) be asked for a JSON-schema response? Never raises."""
     provider = model.split("/", 1)[0] if "/" in model else ""
-    if provider in ALWAYS or (provider == "openai" and api_base):
-        return True
+    if provider in ALWAYS or (provider == "openai" and api_base) or provider == "local":
+        return True  # local: llama.cpp's server turns the schema into a grammar (constrained decoding)
     if provider == "offline":
         return False
     import litellm  # imported on first use (~2 CPU-s); ``backend`` set its local cost map first

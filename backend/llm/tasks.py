@@ -43,6 +43,10 @@ class TaskSpec:
     #: the call's fields, for an object that needs more than the value); ``serve-model`` answers a structured request
     #: with its text reply, read by ``reader`` and dumped through this
     as_schema: Callable[..., BaseModel] | None = None
+    #: the most tokens this reply format needs ([ours], for a local model only): a ``local/`` model's ``max_tokens`` is
+    #: capped at it, so a small model that loops (it repeats one sentence until cut off) stops early; a hosted model
+    #: keeps the method's own (the paper's) ``max_tokens``. None: no cap.
+    reply_tokens: int | None = None
 
 
 # The general tasks' JSON replies (structured output), keyed as their readers read a JSON object.
@@ -69,16 +73,18 @@ _SHORT = dict(schema=ShortAnswerReply, as_schema=_short_answer)
 TASKS: dict[str, TaskSpec] = {t.name: t for t in [
     TaskSpec("ping", (), parse_short_answer, "reply with the single word 'ready'", **_SHORT),
     TaskSpec("closed_book", ("memory",), parse_short_answer,
-             "answer from memory only; 'I don't know' without memory", **_SHORT),
+             "answer from memory only; 'I don't know' without memory", **_SHORT, reply_tokens=64),
     TaskSpec("keyword_answer", ("passages",), parse_short_answer,
-             "essential keywords from the passages, or 'I don't know'", **_SHORT),
+             "essential keywords from the passages, or 'I don't know'", **_SHORT, reply_tokens=64),
     TaskSpec("entailment", ("premise", "hypothesis"), parse_yes_no,
              "does answer A entail answer B for the question",
-             schema=YesNoReply, as_schema=lambda entailed, **_: YesNoReply(answer="yes" if entailed else "no")),
+             schema=YesNoReply, as_schema=lambda entailed, **_: YesNoReply(answer="yes" if entailed else "no"),
+             reply_tokens=16),
     TaskSpec("generate_passage", ("memory", "max_passages"), parse_passages,
              "write passages from memory, or 'I don't know'", schema=PassagesReply,
              # what was dropped goes back too (an "I don't know", passages past the limit): read again, it drops alike
-             as_schema=lambda p, **_: PassagesReply(passages=p.kept + [text for text, _ in p.dropped])),
+             as_schema=lambda p, **_: PassagesReply(passages=p.kept + [text for text, _ in p.dropped]),
+             reply_tokens=384),
 ]}
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field
 
@@ -37,6 +37,19 @@ class LLMCall(StrictModel):
     read_note: str | None = None
     #: the request asked for the task's JSON schema (``LLMConfig.structured_output`` on a model that supports it)
     structured: bool = False
+    #: why the model stopped ("stop", "length": it ran into max_tokens), when the provider said
+    finish_reason: str | None = None
+    #: the reply ran into max_tokens repeating itself (``backend.llm.local.runaway``): its text, clipped; the call's
+    #: ``response`` is then "" (no answer was read from it) and ``read_note`` says so
+    cut_off: str | None = None
+    #: what was cut from the prompt to fit the model's context (``backend.llm.local.context.PromptCut`` as a dict)
+    prompt_cut: dict[str, Any] | None = None
+    #: the server's own time for the reply (llama.cpp's prompt + generation time), when it reports it
+    server_s: float | None = None
+    #: prompt tokens the server's prompt cache answered (llama.cpp's ``cache_n``)
+    cached_tokens: int | None = None
+    #: seconds the request waited for a free server slot before it was sent (the local model's queue)
+    queued_s: float | None = None
     #: what this call cost in US dollars (``backend.llm.pricing``): litellm's completion cost of the reply; $0 for
     #: the offline model and for a cache hit (nothing was paid); None when the price is unknown (a model litellm's
     #: price map does not list, or a failed call of a priced model: the provider reported no usage)

@@ -1,6 +1,7 @@
 """Cost before a run in the app: the sidebar's confirmation threshold, and each run's estimate (``backend.cost``),
 computed with the session's runner for those settings and kept for the session under a key naming everything it
-depends on, so a page's reruns never count the tokens again."""
+depends on, so a page's reruns never count the tokens again. The offline models have none (they cost nothing and
+take no time worth saying); a local model (llama.cpp on this CPU) has one for its time, at the measured speeds."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import hashlib
 
 import streamlit as st
 
-from backend.cost import DEFAULT_THRESHOLD_USD, RunEstimate, estimate_run
+from backend.cost import DEFAULT_THRESHOLD_USD, RunEstimate, estimate_run, is_local
 from backend.llm.pricing import is_free
 from backend.schema import Question
 from components.cost import render_estimate
@@ -29,18 +30,46 @@ def estimate(selection: Selection, methods: list[str], questions: list[Question]
              **settings) -> RunEstimate | None:
     """What running ``methods`` on ``questions`` (default: the selected question, or ``question=``) will send and
     cost, with the session's runner for ``settings`` (evidence_mode, method_params); None for the offline models."""
-    if is_free(selection.model.model) or not methods:
+    model = selection.model.model
+    if (is_free(model) and not is_local(model)) or not methods:
         return None
-    question = settings.pop("question", None)
-    questions = questions if questions is not None else [question or selection.question]
-    digest = hashlib.sha256("\x00".join(q.model_dump_json() for q in questions).encode()).hexdigest()[:16]
-    k = (selection.model, str(selection.dataset.path), tuple(methods), digest, repr(sorted(settings.items())))
     found: dict = st.session_state.setdefault(ESTIMATES_KEY, {})
+    k = _estimate_key(selection, methods, questions, settings)
     if k not in found:
         if len(found) > 64:
             found.clear()
+        question = settings.pop("question", None)
+        questions = questions if questions is not None else [question or selection.question]
         found[k] = estimate_run(runner(selection, **settings), questions, list(methods))
     return found[k]
+
+
+def _estimate_key(selection: Selection, methods: list[str], questions: list[Question] | None, settings: dict) -> tuple:
+    settings = dict(settings)
+    question = settings.pop("question", None)
+    questions = questions if questions is not None else [question or selection.question]
+    digest = hashlib.sha256("\x00".join(q.model_dump_json() for q in questions).encode()).hexdigest()[:16]
+    # a local model's time rests on the speeds measured so far: estimated again once they change
+    speed = _speed_version() if is_local(selection.model.model) else None
+    return (selection.model, str(selection.dataset.path), tuple(methods), digest, repr(sorted(settings.items())), speed)
+
+
+def _speed_version() -> float | None:
+    """When the local model's speeds were last measured (the throughput file's time; None before any)."""
+    from backend.paths import default_cache_dir
+
+    try:
+        return (default_cache_dir() / "local" / "throughput.json").stat().st_mtime
+    except OSError:
+        return None
+
+
+def known(selection: Selection, methods: list[str], **settings) -> RunEstimate | None:
+    """The latest estimate made for this run (``estimate``; at whichever speeds were measured then), or None: never
+    counts anything (a run's progress compares its calls with it)."""
+    k = _estimate_key(selection, methods, None, settings)[:-1]
+    found = [e for other, e in st.session_state.get(ESTIMATES_KEY, {}).items() if other[:-1] == k]
+    return found[-1] if found else None
 
 
 def confirmed(selection: Selection, methods: list[str], page: str, name: str = "run", always: bool = False,

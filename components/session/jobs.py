@@ -5,7 +5,8 @@ method's result as soon as that method finishes (the page polls it and fills col
 in progress ("Evaluating": done / total with a measured estimate of the time left: ``backend.steps.Stage``), the
 dataset-level steps its methods wait for (``waits``: an index build or a stage 1 is published process-wide by whoever
 computes it, so a run started after a reload shows the same step, from its start), what it computes besides
-(``value``) and its error; ``components.session.progress.follow`` draws any of them. A store holds one job
+(``value``) and its error, and for a run the model calls its methods have made so far (``calls``: read from the
+session's call log, which records each call as it ends); ``components.session.progress.follow`` draws any of them. A store holds one job
 per key: starting a key that is still running returns the running job instead of a second one. No Streamlit here:
 the worker threads touch only their job, and the page reads it."""
 
@@ -18,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from backend.errors import text_of
-from backend.schema import MethodResult
+from backend.schema import LLMCall, MethodResult
 from backend.steps import Stage
 
 #: What a job's methods wait for: each step in progress (``backend.steps``: process-wide, perhaps started by another
@@ -53,6 +54,8 @@ class Job(Timed):
     #: the process-wide steps its methods wait for (a run's index build or stage 1, whoever computes it)
     waits: Waits | None = None
     value: Any = None  # what a job computes besides per-method results (a risk sweep, an evaluation, an attack)
+    #: the model calls its methods have made so far on its question (finished calls: a call is logged as it ends)
+    calls: Callable[[], list[LLMCall]] | None = None
     error: str | None = None  # a failure outside any one method (it is also every missing method's error)
     thread: threading.Thread | None = None
     _results: dict[str, MethodResult] = field(default_factory=dict)

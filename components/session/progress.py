@@ -7,8 +7,10 @@ from collections.abc import Callable
 
 import streamlit as st
 
+from backend.cost import RunEstimate
 from backend.methods import title
 from backend.report.text import duration, plural
+from components.calls import progress_text as calls_text
 from components.safe import md
 from components.session.jobs import Job, Stage
 
@@ -49,12 +51,12 @@ def running_text(label: str, job: Job) -> str:
 
 @st.fragment(run_every=0.5)
 def follow(job: Job, label: str = "Running", render: Callable[[dict], None] | None = None,
-           note: str | None = GOES_ON) -> None:
+           note: str | None = GOES_ON, expected: RunEstimate | None = None) -> None:
     """Redrawn every half second while ``job`` runs: its stage in progress (done / total, time left), each long
     step its methods wait for (an index build, a stage 1: process-wide, so one started by an earlier session, e.g.
-    before a reload, shows from its own start), which of its methods are done and which still run, and
-    ``render(the results so far)``; the whole page reruns once it is done. ``note``: a caption under it (None:
-    none)."""
+    before a reload, shows from its own start), which of its methods are done and which still run, the model calls
+    made so far (``Job.calls``; against ``expected``, the run's estimate, when given), and ``render(the results so
+    far)``; the whole page reruns once it is done. ``note``: a caption under it (None: none)."""
     if not job.running:
         st.rerun()
     if (stage := job.stage) is not None:
@@ -66,6 +68,8 @@ def follow(job: Job, label: str = "Running", render: Callable[[dict], None] | No
     if job.methods:
         done = job.results()
         st.progress(len(done) / len(job.methods), text=md(running_text(label, job)))
+        if (calls := job.calls) is not None:  # counted per call: a local model's run takes seconds a call
+            st.caption(md(calls_text(calls(), expected)))
         if render is not None:
             render(done)
     elif stage is None and not waits:

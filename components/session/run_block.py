@@ -9,7 +9,8 @@ from collections.abc import Callable
 import streamlit as st
 
 from backend.schema import MethodResult
-from components.session.cost import confirmed
+from components.models import model_note as model_note_for
+from components.session.cost import confirmed, known
 from components.session.progress import follow
 from components.session.runs import cached_results, replayed, running, start_run
 from components.session.state import Selection, key
@@ -33,13 +34,13 @@ def run_block(selection: Selection, methods: list[str], label: str, page: str, *
     the results so far; ``progress=False``: nothing drawn) and None. Else this session's results, else what the reply
     cache alone answers (a shared link in a fresh tab shows what was computed before), unless ``auto``: then a run
     starts without a click (for the offline model, which costs nothing) and a quick one is drawn at once. None and
-    ``hint`` when there is still nothing. ``model_note``: the offline model's note above the button. With a hosted
-    model the run's estimate (calls, tokens, price) is drawn before the button, which waits for a confirmation when
-    the estimate is above the sidebar's threshold or the price is unknown (``components.session.cost``)."""
-    if model_note and selection.model.model.startswith("offline/"):
-        from backend.llm.offline import MODEL_NOTE
-
-        st.caption(MODEL_NOTE)
+    ``hint`` when there is still nothing. ``model_note``: the model's note above the button (the offline model a
+    heuristic reader, the local model a real one: ``components.models.model_note``). With a hosted model the run's
+    estimate (calls, tokens, price) is drawn before the button, which waits for a confirmation when the estimate is
+    above the sidebar's threshold or the price is unknown (``components.session.cost``); with a local model the
+    estimate gives the time at the speeds measured on this machine, and asks nothing."""
+    if model_note and (note := model_note_for(selection.model.model)) is not None:
+        st.caption(note)
     # a hosted model: the estimate before anything is sent, and the confirmation above the sidebar's threshold
     agreed = button is None or confirmed(selection, methods, page, **settings)
     clicked = button is not None and button.button("Run", type="primary", key=key(page, "run"),
@@ -60,7 +61,9 @@ def run_block(selection: Selection, methods: list[str], label: str, page: str, *
         if progress:
             if render is not None and set(job.methods) - set(methods):  # joined a larger run: only ours drawn
                 render = _only(render, methods)
-            follow(job, label, render)
+            # the estimate made above the button, when it is this very run's (a joined larger run counts more calls)
+            expected = known(selection, methods, **settings) if set(job.methods) == set(methods) else None
+            follow(job, label, render, expected=expected)
         return None
     if found is None and hint:
         st.info(hint)

@@ -12,6 +12,7 @@ import dataclasses
 import hashlib
 import os
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from typing import Any
@@ -20,7 +21,7 @@ import streamlit as st
 
 from backend.llm.client import CallLog, LLMConfig, default_cache
 from backend.runner import Runner
-from backend.schema import Dataset, MethodResult, Question, strip_truth
+from backend.schema import Dataset, LLMCall, MethodResult, Question, strip_truth
 from components.session import apikey
 from components.session.jobs import Job, Jobs
 from components.session.results import Results, RunKey
@@ -253,6 +254,15 @@ def running(selection: Selection, methods: list[str], **settings) -> Job | None:
 SETTLE_S = 1.0
 
 
+def calls_since(log: CallLog, model: str, question_id: str, methods: list[str], since: float
+                ) -> Callable[[], list[LLMCall]]:
+    """The calls a run's methods made on its question since ``since`` (``time.time()``), from the session's log:
+    ``Job.calls``, which the run's progress counts (the log records each call as it ends, cache hits too)."""
+    wanted = set(methods)
+    return lambda: [c for c in log.all() if c.started_at >= since and c.question_id == question_id
+                    and c.method in wanted and c.model == model]
+
+
 def start_run(selection: Selection, methods: list[str], settle: float = SETTLE_S, **settings) -> Job:
     """Run the methods in the background (dataset-level preparations first); their results land in
     ``cached_results`` once all are in. The same run already in flight is returned, not started twice. Waits up to
@@ -263,7 +273,10 @@ def start_run(selection: Selection, methods: list[str], settle: float = SETTLE_S
     question = settings.pop("question", None) or selection.question
     if (job := _in_flight(k)) is None:  # a run that covers this one is joined, not doubled
         run = runner(selection, **settings)  # built here: it reads st.secrets and the cached resources
+        since = time.time()
         job = jobs().start(k, _run_work(run, question, list(methods)), methods, question.id)
+        if job.calls is None and run.log is not None:
+            job.calls = calls_since(run.log, run.llm.model, question.id, list(methods), since)
     job.wait(settle)
     return job
 

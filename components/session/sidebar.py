@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 
 import streamlit as st
@@ -14,6 +15,7 @@ from backend.llm.structured import supports_json_schema, unsupported_note
 from backend.paths import CHROMA_URL_ENV
 from components.dataset import question_label
 from components.failures import render_failure
+from components.models import LOCAL_CHOICE, LOCAL_HELP, local_missing
 from components.safe import md
 from components.session import apikey, present, resources, upload
 from components.session.state import DEFAULT_MODEL, SELECTION_KEY, ModelChoice, Selection, init_page_state, key
@@ -168,6 +170,14 @@ OFFLINE_VOICES = (("offline/reader", "the plain voice: replies exactly in each t
                                      "(preambles, Markdown, Q1: lists, 80% / .8, JSON, refusals in words)"))
 
 
+def local_problem() -> str | None:
+    """What the one-click local model lacks (its weights, llama.cpp's server), checked without starting anything:
+    one line with what to install, or None."""
+    from backend.llm.local.weights import bundled_path
+
+    return local_missing(weights=bundled_path() is not None, server=importlib.util.find_spec("xllamacpp") is not None)
+
+
 def _use_model(model: str) -> None:
     """Pick a built-in model (a button's callback: it runs before the widgets are drawn again)."""
     st.session_state[key(PAGE, "model")], st.session_state[key(PAGE, "api_base")] = model, ""
@@ -180,11 +190,19 @@ def _pick_model() -> ModelChoice:
         for column, (name, what) in zip([row] * len(OFFLINE_VOICES), OFFLINE_VOICES):
             column.button(name, key=key(PAGE, f"use_{name}"), help=f"Use {name}, {what}. No network, no key.",
                           on_click=_use_model, args=(name,))
+        local, local_title = LOCAL_CHOICE  # a real language model on this CPU, beside the offline voices
+        missing = local_problem()
+        row.button(local_title, key=key(PAGE, "use_local"), help=LOCAL_HELP, on_click=_use_model, args=(local,),
+                   disabled=missing is not None)
+        if missing:
+            st.caption(missing)
         model = st.text_input("litellm model", key=key(PAGE, "model"),
                               help="Any litellm model string, e.g. openai/gpt-4o-mini or ollama/llama3. "
                                    "The default offline/reader is the built-in deterministic heuristic "
-                                   "reader: no network, no key. offline/chatty gives the same replies dressed "
-                                   "as chat models write them (Markdown, preambles, percentages, JSON...).")
+                                   "reader, not a language model: no network, no key. offline/chatty gives the "
+                                   "same replies dressed as chat models write them (Markdown, preambles, "
+                                   f"percentages, JSON...). {local} is a real language model (SmolLM2-135M-Instruct) "
+                                   "running on this CPU through llama.cpp: free, seconds per call.")
         api_base = st.text_input("api_base (optional)", key=key(PAGE, "api_base"),
                                  placeholder="http://localhost:11434", on_change=apikey.forget)
         if apikey.needed(api_base.strip()):
@@ -206,13 +224,16 @@ def _pick_model() -> ModelChoice:
                         key=key(PAGE, "cost_threshold"),
                         help="Before a run with a hosted model, the pages estimate its calls, tokens and price "
                              "(litellm's model price map) and ask you to confirm above this amount, or when the price "
-                             "is unknown. Influence and dataset attacks always ask. The offline models cost $0.")
+                             "is unknown. Influence and dataset attacks always ask. The offline models and the "
+                             "local model (on this CPU) cost $0: the local model's estimate gives its time instead.")
         choice = ModelChoice(model=model.strip() or DEFAULT_MODEL, api_base=api_base.strip() or None,
                              structured_output=structured)
         if st.button("Test connection", key=key(PAGE, "test_connection")):
             _test_connection(choice)
     if structured and not supports_json_schema(choice.model, choice.api_base):  # outside the expander: always seen
         st.sidebar.warning(md(unsupported_note(choice.model)), icon=":material/warning:")
+    if choice.model == LOCAL_CHOICE[0] and missing:  # typed or from a link: said before a run, not as its errors
+        st.sidebar.warning(missing, icon=":material/warning:")
     return choice
 
 

@@ -60,8 +60,9 @@ def current_selection() -> Selection | None:
 
 
 def require_selection(model_note: bool = True) -> Selection:
-    """The sidebar's selection; without one, a hint and ``st.stop()``. ``model_note``: say under the title
-    that the offline model is a heuristic reader when it is the selected model."""
+    """The sidebar's selection; without one, a hint and ``st.stop()``. ``model_note``: say under the title what the
+    selected model is when it is one of ours (``components.models.model_note``): the offline model a heuristic
+    reader, the local model a real language model on this CPU."""
     selection = current_selection()
     if selection is None:
         if st.session_state.get("app.load_failed"):  # the sidebar put the reasons above (components.session.sidebar)
@@ -69,8 +70,9 @@ def require_selection(model_note: bool = True) -> Selection:
         else:
             st.info("Pick a dataset in the sidebar.")
         st.stop()
-    if model_note and selection.model.model.startswith("offline/"):
-        from backend.llm.offline import MODEL_NOTE
+    if model_note:
+        from components.models import model_note as note_for
 
-        st.caption(MODEL_NOTE)
+        if (note := note_for(selection.model.model)) is not None:
+            st.caption(note)
     return selection

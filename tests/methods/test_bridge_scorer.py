@@ -53,7 +53,9 @@ def test_every_component_lies_in_0_1_and_the_score_is_symmetric(scorer):
         for y in TEXTS:
             s = scorer.score(x, y)
             assert all(0.0 <= getattr(s, f) <= 1.0 for f in FIELDS)
-            assert s == scorer.score(y, x)
+            back = scorer.score(y, x)  # equal up to float rounding: the embedding's thread pool may sum in any order
+            assert all(getattr(s, f) == pytest.approx(getattr(back, f), abs=1e-6) for f in FIELDS)
+            assert s.pairs == back.pairs
 
 
 @pytest.mark.parametrize("weights", [(0.2, 0.4, 0.4), (1.0, 0.0, 0.0), (0.5, 0.3, 0.2), (0.0, 0.0, 1.0)])

@@ -46,7 +46,8 @@ Choices the paper leaves open ([ours]):
   App. E's Step 3, "select all correct answers") takes every tag. "I don't know" is an abstention. Each
   final answer maps to the group whose candidate contains it (ties: higher confidence), else to none, noted.
 * Truncation (P9): a reply that used the whole ``max_tokens`` budget is flagged; no "continue" retry, which
-  would change the paper's call count.
+  would change the paper's call count. On a local model (``local/<name>``, a small model on a CPU) the consolidation
+  and answer replies are capped at 512 tokens (``TaskSpec.reply_tokens``): a model that loops stops early.
 * No context (P13): no document and no generated passage -> no answer call, abstain, noted.
 * Support (the document × method map): an answer rests on the external documents its group cites; without a
   group, on the documents that state it.

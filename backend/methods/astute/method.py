@@ -249,10 +249,11 @@ SPEC = register(MethodSpec(
     tasks=(TaskSpec("consolidate", ("passages", "round", "prompt_mode"), read_consolidation,
                     "group passages by the answer they support, tagging memory/external sources",
                     schema=ConsolidationReply,
-                    as_schema=lambda groups, **_: ConsolidationReply(groups=[GroupReply(**_group(g)) for g in groups])),
+                    as_schema=lambda groups, **_: ConsolidationReply(groups=[GroupReply(**_group(g)) for g in groups]),
+                    reply_tokens=512),
            TaskSpec("consolidate_answer", ("passages", "answer_mode", "prompt_mode"), read_final_answer,
                     "groups, candidate answers with confidence, final <ANSWER> tag(s)",
-                    schema=FinalAnswerReply, as_schema=_final_answer)),
+                    schema=FinalAnswerReply, as_schema=_final_answer, reply_tokens=512)),
     step_roles={"generate_passages": "p_gen: internal passages",
                 "consolidate_round_{round}": "p_con: consolidation round {round}",
                 "consolidate_answer": "p_ans: last round + answers + final pick"}))

@@ -32,6 +32,9 @@ Choices the paper leaves open ([ours]):
 * The allocator's demonstrations come from ``demos.py`` (TRD's train set is not available); the offline model
   reads only the question and its memory, a hosted model reads the demonstrations too.
 * The allocator, K_int and the sub-query call run concurrently: none reads another's output.
+* On a local model (``local/<name>``, a small model on a CPU) each task's ``max_tokens`` is capped at what its format
+  needs (``TaskSpec.reply_tokens``: allocator 160, sub-queries 256, generator 320, reflection 384, option 48): a model
+  that loops stops early. Hosted models keep ``max_tokens``.
 * A sub-query list shorter than n is padded with the original question; a generator reply with fewer answers
   than questions is padded with "I don't know".
 * K_ext in ``given`` mode is the question's documents joined (the dataset's context for the question, as TRD's

@@ -29,6 +29,9 @@ temperature 0 (a model setting: ``LLMConfig.temperature``, default 0, applies to
 
 Choices the paper leaves open ([ours]):
 
+* On a local model (``local/<name>``, a small model on a CPU) the keep/discard and probability replies are capped at
+  64 tokens (``TaskSpec.reply_tokens``); the answers keep ``max_tokens``. Hosted models keep ``max_tokens`` throughout.
+
 * Passages: ``Passage-{i}: text`` with ids from 0 (the prompt's own example; §8.12). In ``retrieve`` mode the
   top ``k`` are read; in ``given`` mode the dataset's documents for the question are the retrieved passages and all
   are read (the dataset stands for the retriever's output).
