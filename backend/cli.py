@@ -579,7 +579,8 @@ def _cmd_serve_local(args: argparse.Namespace) -> int:
         name = args.name or weights.name_for(gguf)
         weights.local_name(weights.PREFIX + name)
         port = args.port or local_server._free_port()
-        settings = ServeSettings(gguf=str(gguf), port=port, parallel=args.parallel, ctx=args.ctx, threads=args.threads)
+        settings = ServeSettings(gguf=str(gguf), port=port, parallel=args.parallel, ctx=args.ctx, threads=args.threads,
+                                 alias=name)  # the model id /v1/models reports: the name it is served under
     except (RuntimeError, ValueError) as err:  # the server or the weights missing, a bad file, a bad setting
         print(f"error: {err}", file=sys.stderr)
         return 2

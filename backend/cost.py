@@ -29,6 +29,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from backend.llm.client import LLMConfig
+from backend.llm.local.weights import is_local
 from backend.llm.pricing import FREE_NOTE, LOCAL_NOTE, UNKNOWN_NOTE, is_free, price, price_note, usd
 from backend.methods import SPECS
 from backend.methods.estimate import CallEstimate, Sizes, StepEstimate, word_count
@@ -37,11 +38,6 @@ from backend.schema.base import StrictModel
 
 #: The app's default confirmation threshold (the sidebar's setting).
 DEFAULT_THRESHOLD_USD = 0.50
-
-
-def is_local(model: str) -> bool:
-    """A ``local/<name>`` model: a real model on this CPU (free, but it takes time)."""
-    return model.startswith("local/")
 
 
 def token_counter(model: str) -> Callable[[str], int]:

@@ -9,7 +9,8 @@ import hashlib
 
 import streamlit as st
 
-from backend.cost import DEFAULT_THRESHOLD_USD, RunEstimate, estimate_run, is_local
+from backend.cost import DEFAULT_THRESHOLD_USD, RunEstimate, estimate_run
+from backend.llm.local.weights import is_local
 from backend.llm.pricing import is_free
 from backend.schema import Question
 from components.cost import render_estimate

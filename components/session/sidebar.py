@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import os
 
 import streamlit as st
@@ -173,9 +172,10 @@ OFFLINE_VOICES = (("offline/reader", "the plain voice: replies exactly in each t
 def local_problem() -> str | None:
     """What the one-click local model lacks (its weights, llama.cpp's server), checked without starting anything:
     one line with what to install, or None."""
+    from backend.llm.local.serve import server_installed
     from backend.llm.local.weights import bundled_path
 
-    return local_missing(weights=bundled_path() is not None, server=importlib.util.find_spec("xllamacpp") is not None)
+    return local_missing(weights=bundled_path() is not None, server=server_installed())
 
 
 def _use_model(model: str) -> None:

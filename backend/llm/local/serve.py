@@ -54,6 +54,17 @@ class ServeSettings:
                 raise ValueError(f"--{name} must be at least {low}")
 
 
+def server_installed() -> bool:
+    """Is llama.cpp's server package installed? Asked without importing it (a 100 MB library the app and the CLI never
+    load themselves: the server runs in its own process)."""
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec("xllamacpp") is not None
+    except (ValueError, AttributeError):  # blocked in sys.modules (None): an import would fail too
+        return False
+
+
 def xllamacpp():
     try:
         import xllamacpp as xlc

@@ -33,7 +33,7 @@ from pathlib import Path
 import httpx
 
 from backend.llm.local import throughput, weights
-from backend.llm.local.serve import DEFAULT_CTX, DEFAULT_PARALLEL, DEFAULT_THREADS, INSTALL_SERVER
+from backend.llm.local.serve import DEFAULT_CTX, DEFAULT_PARALLEL, DEFAULT_THREADS, INSTALL_SERVER, server_installed
 from backend.paths import default_cache_dir
 
 #: How long a start may take: loading is ~0.5 s idle, several seconds on a busy machine.
@@ -156,10 +156,8 @@ def _free_port() -> int:
 
 
 def _start(name: str, *, parallel: int, ctx: int, threads: int, port: int | None = None) -> LocalServer:
-    try:
-        import xllamacpp  # noqa: F401  (checked here: the child's error would come later and wordier)
-    except ImportError:
-        raise LocalModelError(f"llama.cpp's server is not installed: {INSTALL_SERVER}") from None
+    if not server_installed():  # checked here: the child's error would come later and wordier
+        raise LocalModelError(f"llama.cpp's server is not installed: {INSTALL_SERVER}")
     gguf = gguf_for(name)
     folder = state_dir()
     folder.mkdir(parents=True, exist_ok=True)
@@ -197,10 +195,6 @@ def _start(name: str, *, parallel: int, ctx: int, threads: int, port: int | None
         raise LocalModelError(f"the local model server for local/{name} did not start: {why or 'no reason given'} "
                               f"(log: {log})")
     raise AssertionError("unreachable")
-
-
-def start_foreground_note(server: LocalServer) -> str:
-    return f"model string: local/{server.name}  (or openai/{server.name} with api_base {server.api_base})"
 
 
 # -- announcements: a server one process started, found by another ------------------------------------------------
