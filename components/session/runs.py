@@ -20,6 +20,7 @@ from typing import Any
 import streamlit as st
 
 from backend.llm.client import CallLog, LLMConfig, default_cache
+from backend.paths import default_cache_dir
 from backend.runner import Runner
 from backend.schema import Dataset, LLMCall, MethodResult, Question, strip_truth
 from components.session import apikey
@@ -33,9 +34,15 @@ RUNNERS_KEY = "app.runners"
 MAX_RUNNERS = 16
 
 
-@st.cache_resource(show_spinner=False)
 def call_cache():
-    return default_cache()
+    """The process's reply cache in the cache folder as it is now (``CONFLICTLENS_CACHE_DIR``): one per folder, so a
+    changed folder is never answered from the one the process opened first."""
+    return _cache_in(str(default_cache_dir()))
+
+
+@st.cache_resource(show_spinner=False)
+def _cache_in(folder: str):
+    return default_cache(folder)
 
 
 def call_log() -> CallLog:

@@ -94,3 +94,15 @@ def test_a_methods_result_is_found_from_any_run_of_the_same_settings():
     for name in FIELDS - {"methods"}:
         other = dataclasses.replace(key, **{name: "other"})
         assert results.lookup(other) is None, name
+
+
+def test_the_reply_cache_follows_the_cache_folder(monkeypatch, tmp_path):
+    """The process keeps one open cache per folder: an app process (or a test) that moves ``CONFLICTLENS_CACHE_DIR``
+    reads and writes the new folder's replies, never those of the folder opened first."""
+    monkeypatch.setenv("CONFLICTLENS_CACHE_DIR", str(tmp_path / "a"))
+    first = runs.call_cache()
+    assert runs.call_cache() is first  # opened once per folder
+    monkeypatch.setenv("CONFLICTLENS_CACHE_DIR", str(tmp_path / "b"))
+    assert runs.call_cache().path == tmp_path / "b" / "llm_cache.sqlite"
+    monkeypatch.setenv("CONFLICTLENS_CACHE_DIR", str(tmp_path / "a"))
+    assert runs.call_cache() is first

@@ -39,6 +39,12 @@ def _app_on_the_real_model() -> AppTest:
     assert "Run" in at.button(key="inspect.run").label  # a real model waits for Run (it takes seconds a call)
     wait_for_runs(at.button(key="inspect.run").click().run(), timeout=600)
     assert not at.exception, at.exception
+    from components.session.runs import LOG_KEY
+
+    # the app opens the session's cache, whichever folder an earlier app in this process opened: every call of the
+    # real model is the tier's recorded reply (a live one would answer differently: temperature 0 is not bit-stable)
+    live = [c.id for c in at.session_state[LOG_KEY].all() if c.model == MODEL and not c.cache_hit]
+    assert not live, live
     return at
 
 
