@@ -27,17 +27,28 @@ ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 
+def _session_folder(tmp_path_factory, variable: str, name: str):
+    path = tmp_path_factory.mktemp(name)
+    old = os.environ.get(variable)
+    os.environ[variable] = str(path)
+    yield path
+    if old is None:
+        os.environ.pop(variable, None)
+    else:
+        os.environ[variable] = old
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _session_cache_dir(tmp_path_factory):
     """Every test session gets its own cache folder, so runs never share or pollute a user's cache."""
-    path = tmp_path_factory.mktemp("conflictlens-cache")
-    old = os.environ.get("CONFLICTLENS_CACHE_DIR")
-    os.environ["CONFLICTLENS_CACHE_DIR"] = str(path)
-    yield path
-    if old is None:
-        os.environ.pop("CONFLICTLENS_CACHE_DIR", None)
-    else:
-        os.environ["CONFLICTLENS_CACHE_DIR"] = old
+    yield from _session_folder(tmp_path_factory, "CONFLICTLENS_CACHE_DIR", "conflictlens-cache")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _session_data_dir(tmp_path_factory):
+    """...and its own data folder: an app a test starts without naming a label store opens the per-user labels.db,
+    which must never be the user's (CI once met a store another checkout had migrated to a newer schema)."""
+    yield from _session_folder(tmp_path_factory, "CONFLICTLENS_DATA_DIR", "conflictlens-data")
 
 
 @pytest.fixture(scope="session")
