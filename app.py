@@ -1,7 +1,13 @@
 """ConflictLens: Streamlit entry point. Page wiring and the shared sidebar only."""
 
 import backend  # noqa: F401, I001  (offline environment before any heavy import)
-from pathlib import Path
+from components.session import upload_gate  # noqa: I001  (light: Starlette only)
+
+# First, before any slow import: Streamlit's upload endpoint takes files only for sessions admitted below (a session
+# learns its id when its first run starts; the gate must be in place by then). Once per process.
+upload_gate.install()
+
+from pathlib import Path  # noqa: E402
 
 import streamlit as st
 
@@ -23,6 +29,7 @@ layout.inject(st)  # components/assets/layout.css: text wraps between words, row
 # A page file's name is its URL path: a fresh server's first request to a deep link resolves pages by file name
 # (Streamlit's pages/ folder mode) before this navigation exists, and shared links (/sources, /debate) must work.
 deployment.apply()  # what the server allows, before anything reads a file or a key
+upload_gate.admit_this_session(not signin.configured() or signin.current() is not None, signin.configured())
 who = signin.require()  # with [auth]: the sign-in page only, until the visitor is signed in
 navigation = st.navigation(navigation_pages())
 keep_widget_state()

@@ -140,11 +140,46 @@ def rouge_scorer():
     return rouge.RougeScorer(["rougeL"], use_stemmer=True)
 
 
+#: The most of each text ROUGE-L compares: its first 16,384 characters, and of their tokens the first 512. RC-RAG
+#: compares answers, short by the paper's design: a reply is at most its ``max_tokens`` = 256 model tokens (§8.9), and
+#: rouge_score's tokens (alphanumeric runs) are no more than the model's, so 512 tokens is twice any answer the paper
+#: allows and only a reply past its own ``max_tokens`` (an endpoint that ignored it) is cut. Bounded, one comparison
+#: costs at most 512 × 512 LCS steps (~0.1 CPU-s) whatever an endpoint sends: unbounded, rouge_score's full LCS table
+#: took 46 s and 0.75 GB for a 30 KB reply and was killed at 17.9 GB for a 600 KB one (issue 36).
+MAX_COMPARED_CHARS = 16_384
+MAX_COMPARED_TOKENS = 512
+
+
+def lcs_length(a: list[str], b: list[str]) -> int:
+    """The length of the longest common subsequence of ``a`` and ``b``: rouge_score's dynamic programme, two rows at a
+    time (memory linear in the shorter list; rouge_score keeps the whole table)."""
+    if len(a) < len(b):
+        a, b = b, a  # the LCS is symmetric: rows over the longer list, each row as long as the shorter
+    previous = [0] * (len(b) + 1)
+    for x in a:
+        current = [0]
+        for j, y in enumerate(b, 1):
+            current.append(previous[j - 1] + 1 if x == y else max(previous[j], current[j - 1]))
+        previous = current
+    return previous[-1]
+
+
+def rouge_tokens(text: str) -> list[str]:
+    """rouge_score's tokens (lower case, alphanumeric runs, the Porter stemmer) of the compared part of ``text``:
+    its first ``MAX_COMPARED_CHARS`` characters, and of their tokens the first ``MAX_COMPARED_TOKENS``."""
+    tokenizer = rouge_scorer()._tokenizer  # the scorer's own (rouge_score is pinned): the tokens its score() compares
+    return tokenizer.tokenize(text[:MAX_COMPARED_CHARS])[:MAX_COMPARED_TOKENS]
+
+
 def rouge_l_recall(prediction: str, reference: str) -> float:
-    """ROUGE-L recall of ``prediction`` against ``reference``: LCS / |reference tokens| (rouge_score's tokens)."""
+    """ROUGE-L recall of ``prediction`` against ``reference``: LCS / |reference tokens| (rouge_score's tokens and
+    score, on the compared part of each text: ``MAX_COMPARED_TOKENS``)."""
     if not prediction.strip() or not reference.strip():
         return 0.0
-    return rouge_scorer().score(reference, prediction)["rougeL"].recall
+    target, candidate = rouge_tokens(reference), rouge_tokens(prediction)
+    if not target or not candidate:
+        return 0.0
+    return lcs_length(target, candidate) / len(target)
 
 
 class RCMatch(NamedTuple):

@@ -38,6 +38,24 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_cache(args: argparse.Namespace) -> int:
+    """``cache stats`` / ``cache clear``: the app of a team server offers no clear (the cache is everyone's)."""
+    from backend.llm.client import default_cache
+
+    cache = default_cache(args.cache_dir)
+    try:
+        if args.action == "clear":
+            deleted = cache.clear(args.model)
+            print(f"deleted {deleted} cached repl{'y' if deleted == 1 else 'ies'} from {cache.path}")
+        else:
+            stats = cache.stats()
+            print(f"{stats['entries']} cached replies of {stats['models']} models in {stats['path']} "
+                  f"({stats['bytes'] / 1e6:.1f} MB)")
+    finally:
+        cache.close()
+    return 0
+
+
 def _cmd_build_sample(args: argparse.Namespace) -> int:
     from backend.sample.build import build_sample
 
@@ -80,6 +98,11 @@ def _runner(args: argparse.Namespace, ds, method_params: dict | None = None):
         os.environ["CONFLICTLENS_CACHE_DIR"] = args.cache_dir  # the retrieval index follows the cache
     if getattr(args, "price", None):
         _register_price(args.model, args.price)
+    from backend.llm.urls import problem
+
+    if args.api_base and (why := problem(args.api_base, "--api-base")):  # one line, before anything is sent
+        print(f"error: {why}", file=sys.stderr)
+        raise SystemExit(2)
     cfg = LLMConfig(model=args.model, api_base=args.api_base, structured_output=args.structured_output,
                     cache_mode=args.cache_mode, timeout_s=args.timeout,
                     num_retries=args.retries, concurrency=args.concurrency)
@@ -107,9 +130,15 @@ def _cost_gate(args: argparse.Namespace, runner, questions, names: list[str], st
                done: frozenset = frozenset()) -> int | None:
     """Before anything is sent to a hosted model: print the estimate (``backend.cost``) and go, ask (at a terminal)
     or refuse (``cost.gate``); an exit code to stop with, or None to go on. The offline model costs nothing: silent."""
+    import math
+
     from backend.cost import estimate_run, gate
     from backend.llm.pricing import is_free
 
+    # first, whatever the model: nan compares false with everything (never reached), inf is no limit
+    if args.max_cost is not None and not (math.isfinite(args.max_cost) and args.max_cost >= 0):
+        print("error: --max-cost must be a number of US dollars, at least 0 (not nan or inf)", file=sys.stderr)
+        return 2
     if is_free(runner.llm.model) and not args.dry_run:
         if runner.llm.local:  # free, but not instant: say how long it should take at this machine's measured speed
             estimate = estimate_run(runner, questions, names, done=done)
@@ -117,9 +146,6 @@ def _cost_gate(args: argparse.Namespace, runner, questions, names: list[str], st
                 if line:
                     print(line, file=sys.stderr)
         return None
-    if args.max_cost is not None and args.max_cost < 0:
-        print("error: --max-cost must be at least 0", file=sys.stderr)
-        return 2
     estimate = estimate_run(runner, questions, names, done=done)
     if args.dry_run:
         print("\n".join(estimate.lines()))
@@ -142,6 +168,37 @@ def _cost_gate(args: argparse.Namespace, runner, questions, names: list[str], st
     elif why:
         print(f"note: {why}", file=sys.stderr)
     return None
+
+
+def _add_ceiling_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--max-calls", type=int, default=None, metavar="N",
+                   help="run even when the estimate is up to N model calls (default: the deployment's max_run_calls, "
+                        "400)")
+    p.add_argument("--max-documents", type=int, default=None, metavar="N",
+                   help="run even on a question of up to N documents (default: the deployment's "
+                        "max_question_documents, 100)")
+
+
+def _ceiling_gate(args: argparse.Namespace, runner, question, names: list[str]) -> int | None:
+    """Before anything is sent, with any model: a run estimated above the ceiling of calls and documents
+    (``backend.limits``) stops with one line naming the flags that let it through; None to go on."""
+    from backend.cost import estimate_run
+    from backend.deployment import current
+    from backend.limits import Ceiling, documents_read, run_calls
+
+    given = current().ceiling
+    for flag, value in (("--max-calls", args.max_calls), ("--max-documents", args.max_documents)):
+        if value is not None and value < 1:
+            print(f"error: {flag} must be at least 1", file=sys.stderr)
+            return 2
+    ceiling = Ceiling(max_calls=args.max_calls or given.max_calls,
+                      max_documents=args.max_documents or given.max_documents)
+    calls = run_calls(estimate_run(runner, [question], names))
+    if (found := ceiling.excess(calls, documents_read(question, runner.evidence_mode))) is None:
+        return None
+    print(f"error: this run would make {found.what()}, {found.above()}: pass {found.flags()} to run it",
+          file=sys.stderr)
+    return 2
 
 
 def _register_price(model: str, given: str) -> None:
@@ -257,13 +314,16 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
         print(f"error: {err.args[0] if err.args else err}", file=sys.stderr)
         return 2
     runner = _runner(args, ds)
+    if (code := _ceiling_gate(args, runner, question, names)) is not None:
+        return code
     if (code := _cost_gate(args, runner, [question], names)) is not None:
         return code
     results = _run_staged(runner, question, names)
     if args.html:
+        from backend.paths import write_private
         from backend.report import report_html
 
-        Path(args.html).write_text(report_html(ds, question, results), encoding="utf-8")
+        write_private(args.html, report_html(ds, question, results))  # a new file owner-only: it quotes the data
         print(f"wrote {args.html}", file=sys.stderr)
     if args.json:
         print(json_text({"question": {"id": question.id, "question": question.question},
@@ -543,8 +603,12 @@ def _knowledge_paths(given: list[str] | None) -> tuple[str, ...] | None:
 
 
 def _cmd_serve_model(args: argparse.Namespace) -> int:
-    from backend.llm.server import ServerSettings, serve
+    from backend.llm.server import ServerSettings, is_loopback, serve
 
+    if args.host is not None and not is_loopback(args.host) and not args.allow_remote:
+        print(f"error: --host {args.host} is reachable from other machines and serve-model has no authentication; "
+              "pass --allow-remote as well to serve it there anyway", file=sys.stderr)
+        return 2
     try:
         settings = ServerSettings(host=args.host or "127.0.0.1", port=args.port, model_name=args.model_name,
                                   latency_ms=args.latency_ms, fail_rate=args.fail_rate, garbage_rate=args.garbage_rate,
@@ -557,8 +621,8 @@ def _cmd_serve_model(args: argparse.Namespace) -> int:
     for path in settings.knowledge or ():  # a bad --knowledge dataset: exit 2 with its problems, before serving
         _load_or_exit(path)
     try:
-        # a non-loopback host is allowed only when given explicitly with --host (serve() warns)
-        serve(settings, allow_remote=args.host is not None, warmup=not args.no_warmup,
+        # a non-loopback host only with --allow-remote (refused above; serve() warns)
+        serve(settings, allow_remote=args.allow_remote, warmup=not args.no_warmup,
               log_level=args.log_level, access_log=args.log_level in ("info", "debug", "trace"),
               request_log=args.request_log)
     except OSError as err:
@@ -626,6 +690,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_model_args(p)
     _add_cost_args(p, "refuse to send (exit 2) when the estimate printed before the run is above USD dollars or the "
                       "model's price is unknown")
+    _add_ceiling_args(p)
     p.set_defaults(func=_cmd_inspect)
 
     p = sub.add_parser("reliability", help="RA-RAG stage 1: estimate source reliability without labels")
@@ -718,9 +783,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-prepared", action="store_true",
                    help="skip the shipped dataset-level artefacts (prepared/: RA-RAG's stage 1 with the offline model)")
     p.set_defaults(func=_cmd_build_sample)
+    p = sub.add_parser("cache", help="the model-reply cache: how many replies it holds (stats), or delete them "
+                                     "(clear); on a team server only its operator clears it, from here")
+    p.add_argument("action", choices=["stats", "clear"])
+    p.add_argument("--cache-dir", default=None, help="the cache folder (default: $CONFLICTLENS_CACHE_DIR, else "
+                                                     "per-user)")
+    p.add_argument("--model", default=None, help="with clear: only this model's replies (its litellm name)")
+    p.set_defaults(func=_cmd_cache)
     p = sub.add_parser("serve-model", help="OpenAI-compatible chat server backed by the offline model")
     p.add_argument("--port", type=int, required=True, help="TCP port (0: any free port, printed at start)")
-    p.add_argument("--host", default=None, help="default 127.0.0.1; a non-loopback host is served with a warning")
+    p.add_argument("--host", default=None, help="default 127.0.0.1; a non-loopback host needs --allow-remote")
+    p.add_argument("--allow-remote", action="store_true",
+                   help="serve a non-loopback --host (reachable from other machines, with no authentication)")
     p.add_argument("--model-name", default="reader", help="the model id to report (litellm: openai/<name>)")
     p.add_argument("--latency-ms", type=float, default=0.0, help="sleep this long per chat request")
     p.add_argument("--fail-first", type=int, default=0, help="fail the first N chat requests (429, 500, 429, ...)")

@@ -55,7 +55,7 @@ import numpy as np
 
 from backend import embeddings
 from backend.hits import DocumentLookup, Hit
-from backend.paths import default_cache_dir
+from backend.paths import default_cache_dir, private_dir
 from backend.schema import Dataset, Document, Question
 from backend.vectors import text_key
 
@@ -242,7 +242,7 @@ class CorpusRetriever(DocumentLookup):
         """Written to a temporary folder and renamed into place: a killed build never leaves half an index. A
         folder that cannot be written leaves the index in memory only (it is built again next time)."""
         try:
-            self.folder.parent.mkdir(parents=True, exist_ok=True)
+            private_dir(self.folder.parent)  # mkdtemp's folder is 0700 too
             tmp = Path(tempfile.mkdtemp(dir=self.folder.parent, prefix=".tmp-"))
         except OSError:
             return

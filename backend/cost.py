@@ -23,6 +23,7 @@ cache is not consulted: calls it can answer cost nothing, so a re-run costs less
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any, Literal
 
@@ -377,8 +378,8 @@ class Budget:
     whose price is known (``require_price``)."""
 
     def __init__(self, limit_usd: float) -> None:
-        if limit_usd < 0:
-            raise ValueError("the cost limit must be at least $0")
+        if not (math.isfinite(limit_usd) and limit_usd >= 0):  # nan is never reached, inf never stops
+            raise ValueError("the cost limit must be a number of US dollars, at least $0 (not nan or inf)")
         self.limit_usd, self.spent_usd, self.stopped = float(limit_usd), 0.0, None
 
     @staticmethod

@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
 from backend import files
-from backend.errors import field_path, problem
+from backend.errors import expected_fields, field_path, problem, where
 from backend.paths import SAMPLE_DATA
 from backend.schema import Dataset, DocLabel, Document, Question, Source
 
@@ -217,8 +218,7 @@ def _validate_question(row: dict[str, Any], lineno: int, fname: str, col: _Colle
     try:
         q = Question.model_validate(row)
     except ValidationError as err:
-        for e in err.errors():
-            col.add(fname, lineno, _field_path(e["loc"]), _message(e))
+        _add_problems(col, fname, lineno, err, Question, _field_path)
         return None
     if not q.documents:
         col.add(fname, lineno, "documents", "empty list: a question needs at least one document")
@@ -233,10 +233,28 @@ def _field_path(loc: tuple[Any, ...]) -> str:
     return field_path(loc) or "(line)"
 
 
+def _add_problems(col: _Collector, fname: str, lineno: int, err: ValidationError, model: type,
+                  path: Callable[[tuple[Any, ...]], str]) -> None:
+    """Each problem of ``err`` at its field (``path(loc)``). Fields the format does not have are counted at the
+    object holding them, with the names it has there, never named themselves: a file given as a dataset may be a
+    secrets file, whose keys are content too."""
+    unknown: dict[tuple[Any, ...], int] = {}
+    for e in err.errors():
+        if e["type"] == "extra_forbidden":
+            unknown[where(e)] = unknown.get(where(e), 0) + 1
+        else:
+            col.add(fname, lineno, path(tuple(e["loc"])), _message(e))
+    for loc, n in unknown.items():
+        names = expected_fields(model, loc)
+        hints = ([f"expected only {', '.join(names)}"] if names else []) + \
+            (["put free-form data under 'meta'"] if "meta" in names else [])
+        col.add(fname, lineno, path(loc), ("unknown field" if n == 1 else f"{n} unknown fields")
+                + (f" ({'; '.join(hints)})" if hints else ""))
+
+
 def _message(error: dict[str, Any]) -> str:
-    """The problem in words, never the value (a dataset may be any file: ``backend.errors``)."""
-    if error["type"] == "extra_forbidden":
-        return "unknown field (put free-form data under 'meta')"
+    """The problem in words, never the value (a dataset may be any file: ``backend.errors``); an unknown field is
+    ``_add_problems``'s."""
     return problem(error)
 
 
@@ -289,8 +307,8 @@ def _load_sources(path: Path, col: _Collector, confine_as: str | None = None) ->
         try:
             src = Source.model_validate(entry)
         except ValidationError as err:
-            for e in err.errors():
-                col.add(fname, lineno, f"[{i}]" + (("." + _field_path(e["loc"])) if e["loc"] else ""), _message(e))
+            _add_problems(col, fname, lineno, err, Source,
+                          lambda loc, i=i: f"[{i}]" + (("." + field_path(loc)) if loc else ""))
             continue
         if src.name in names:
             col.add(fname, lineno, f"[{i}].name", f"duplicate source name (entry {i} repeats an earlier one)")

@@ -5,6 +5,9 @@
   The messages used are pydantic's templates, which name the expected values (``Input should be 'csv' or
   'jsonl'``), not the given one; the few that embed input (a discriminator's tag, a validator's own words) are
   rewritten or scrubbed of every string of the input.
+* A key of the input the schema does not have is never named (a file a user names may be a secrets file, whose keys
+  are content too): the problem is placed at the object holding it (``where``), and ``expected_fields`` lists the
+  names the schema has there.
 * ``mask_secrets`` masks what a message might carry in an address: the password of ``user:pw@``, and the value of any
   secret-looking parameter (``?password=``, ``&token=``, ``sslpassword=``, ``api_key=`` …) in a URL or a
   ``key=value`` connection string.
@@ -14,9 +17,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, get_args
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 #: a key of the input shown as a field name only when it reads like one: long or odd keys may be data (a token)
 _FIELD_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_\- ]{0,31}")
@@ -60,6 +63,36 @@ def field_path(loc: Sequence[Any], prefix: str = "") -> str:
         name = str(part) if _FIELD_NAME.fullmatch(str(part)) else "…"
         out += f".{name}" if out else name
     return out
+
+
+def where(error: dict[str, Any]) -> tuple[Any, ...]:
+    """The location to name for one pydantic error: its ``loc``, but for an unknown field the object holding it,
+    never the input's own key."""
+    loc = tuple(error.get("loc", ()))
+    return loc[:-1] if error.get("type") == "extra_forbidden" else loc
+
+
+def _model_in(annotation: Any) -> type[BaseModel] | None:
+    """The model an annotation holds (``Document``, ``list[Document]``, ``Document | None``), or None."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in get_args(annotation):
+        if (found := _model_in(arg)) is not None:
+            return found
+    return None
+
+
+def expected_fields(model: type[BaseModel], loc: Sequence[Any]) -> tuple[str, ...]:
+    """The field names ``model`` has at ``loc`` (``()``: its own; ``("documents", 0)``: a document's), as the input
+    spells them (aliases); () when ``loc`` leads out of the models (a dict's values, a union)."""
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        field = model.model_fields.get(str(part)) or next(
+            (f for f in model.model_fields.values() if f.alias == part), None)
+        if field is None or (model := _model_in(field.annotation)) is None:
+            return ()
+    return tuple(f.alias or name for name, f in model.model_fields.items())
 
 
 def _strings(value: Any, depth: int = 0) -> Iterable[str]:
@@ -120,8 +153,8 @@ def describe(err: ValidationError, prefix: str = "", limit: int | None = None) -
     problem of the whole object has no path (just the problem). Never an input value."""
     out = []
     for e in err.errors(include_url=False)[:limit]:
-        where = field_path(e.get("loc", ()), prefix)
-        out.append(f"{where}: {problem(e)}" if where else problem(e))
+        at = field_path(where(e), prefix)
+        out.append(f"{at}: {problem(e)}" if at else problem(e))
     return out
 
 
@@ -142,7 +175,7 @@ def text_of(err: BaseException) -> str:
 
 def fields_of(err: ValidationError, kind_: str) -> list[str]:
     """The field paths of ``err``'s errors of one type (``"missing"``, ``"extra_forbidden"``), for short summaries."""
-    return [field_path(e["loc"]) for e in err.errors(include_url=False) if e["type"] == kind_]
+    return [field_path(where(e)) for e in err.errors(include_url=False) if e["type"] == kind_]
 
 
 # --- secrets in addresses ------------------------------------------------------------------------------------------

@@ -37,6 +37,7 @@ from backend.cost import Budget, calls_cost
 from backend.errors import first
 from backend.methods import SPECS
 from backend.methods.base import run_sync
+from backend.paths import PRIVATE_FILE_MODE, open_private, private_dir, write_private
 from backend.schema import Dataset, LLMCall, MethodResult, Question
 from backend.schema.summary import Summary
 from backend.scoring import (accuracy, count_folds, precision_recall_f1, refused, risk_fold, risk_metrics,
@@ -225,13 +226,13 @@ def evaluate(runner, questions: list[Question], methods: list[str], out_dir: str
                                    concurrency=concurrency, on_progress=on_progress, engine=engine, budget=budget)
         summary = Summary.model_validate(summarize(runner.dataset, results, methods=methods, questions=questions,
                                                    model=runner.llm.model, notes=notes, gold=gold,
-                                                   stopped=budget.stopped if budget else None)).as_dict()
+                                                   stopped=_stopped(budget, notes))).as_dict()
         write_json(out / SUMMARY, summary)  # through the model: the file is what backend.outputs reads
     return summary
 
 
 def write_json(path: Path, data: Any) -> None:
-    path.write_text(json.dumps(data, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    write_private(path, json.dumps(data, ensure_ascii=False, indent=2) + "\n")
 
 
 def run_pairs(runner, questions: list[Question], methods: list[str], out: Path, resume: bool = False,
@@ -266,8 +267,9 @@ def folder_lock(out: Path) -> Iterator[None]:
     holds it."""
     if out.exists() and not out.is_dir():
         raise EvaluationError(f"{out}: exists and is not a folder")
-    out.mkdir(parents=True, exist_ok=True)
-    lock = FileLock(out.resolve() / LOCK, is_singleton=True)  # one object per path: re-entrant per thread
+    private_dir(out)  # owner-only: a run's rows hold its questions, documents and replies
+    # one object per path: re-entrant per thread
+    lock = FileLock(out.resolve() / LOCK, mode=PRIVATE_FILE_MODE, is_singleton=True)
     try:
         lock.acquire(timeout=0)
     except Timeout:
@@ -309,14 +311,19 @@ def _run_pending(runner, questions: list[Question], methods: list[str], out: Pat
     if on_progress is not None:
         on_progress(0, len(work))
 
+    owner_gone = getattr(runner, "stop", None)  # set when whoever started the run is gone (backend.limits)
     if work:
-        with open(path, "a", encoding="utf-8") as fh:
+        with open_private(path, "a") as fh:
             def write(result: MethodResult) -> None:
+                if _cut_by_stop(result, owner_gone):  # no row: the pair stays to run, its replies stay cached
+                    return
                 append_row(fh, dataset, model, result, **(extra(result.question_id) if extra else {}))
                 if budget is not None:
                     budget.charge(result)
 
-            limit = {"stop": lambda: budget.reached} if budget is not None else {}
+            stops = [s for s in ((lambda: budget.reached) if budget is not None else None,
+                                 owner_gone.is_set if owner_gone is not None else None) if s is not None]
+            limit = {"stop": lambda: any(s() for s in stops)} if stops else {}
             notes += engine(runner, work, todo, write, concurrency, on_progress, **limit)
     results, load_notes = load_results(path)
     notes += [n for n in load_notes if n not in notes]
@@ -324,7 +331,28 @@ def _run_pending(runner, questions: list[Question], methods: list[str], out: Pat
         left = [q for q in work if any((q.id, m) not in results for m in todo[q.id])]
         if left:
             notes.append(budget.stop(len(left)))
+    if owner_gone is not None and owner_gone.is_set():
+        left = [q for q in work if any((q.id, m) not in results for m in todo[q.id])]
+        if left:
+            notes.append(f"{OWNER_GONE}; {len(left)} question{'' if len(left) == 1 else 's'} not finished "
+                         "(resume to continue: the replies received are cached)")
     return results, notes
+
+
+def _stopped(budget: Budget | None, notes: list[str]) -> str | None:
+    """Why the run stopped before every pair had a row: its cost limit, or its owner gone; else None."""
+    if budget is not None and budget.stopped:
+        return budget.stopped
+    return next((n for n in notes if n.startswith(OWNER_GONE)), None)
+
+
+#: The note of a run stopped because its owner left (``backend.limits``).
+OWNER_GONE = "stopped: the session that started this run ended (nobody could see it)"
+
+
+def _cut_by_stop(result: MethodResult, stop) -> bool:
+    """A result the owner's stop cut short (its error is ``backend.limits.Stopped``'s): not a row of its pair."""
+    return stop is not None and stop.is_set() and bool(result.error) and result.error.startswith("Stopped: ")
 
 
 # --- the summary ---------------------------------------------------------------------------------------------

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ValidationError
 
-from backend.paths import SAMPLE_DATA, default_cache_dir
+from backend.paths import SAMPLE_DATA, default_cache_dir, private_dir, write_private
 from backend.schema import Preparation
 
 
@@ -51,10 +51,9 @@ def _load(model: type[BaseModel], file: Path, key: str) -> tuple[BaseModel, Prep
 def save(artefact: BaseModel, preparation: Preparation, folder: str, dataset: str, key: str,
          cache_dir: str | Path | None = None) -> Path:
     target = path(folder, dataset, key, cache_dir)
-    target.parent.mkdir(parents=True, exist_ok=True)
+    private_dir(target.parent)
     tmp = target.with_suffix(".tmp")
-    tmp.write_text(json.dumps({"preparation": preparation.model_dump(mode="json"),
-                               "artefact": artefact.model_dump(mode="json")}, indent=1, ensure_ascii=False),
-                   encoding="utf-8")
+    write_private(tmp, json.dumps({"preparation": preparation.model_dump(mode="json"),
+                                   "artefact": artefact.model_dump(mode="json")}, indent=1, ensure_ascii=False))
     tmp.replace(target)
     return target

@@ -34,7 +34,6 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
-from urllib.parse import urlsplit
 
 import chromadb
 from chromadb import Documents, EmbeddingFunction, Embeddings
@@ -43,7 +42,8 @@ from chromadb.utils.embedding_functions import register_embedding_function
 from backend import embeddings
 from backend.errors import mask_secrets, mask_url
 from backend.hits import DocumentLookup, Hit  # Hit re-exported: ``backend.retrieval.Hit`` as before
-from backend.paths import default_cache_dir
+from backend.llm.urls import BadURL, chroma_server
+from backend.paths import default_cache_dir, private_dir
 from backend.schema import Dataset, Document, EvidenceMode, Question
 
 __all__ = [
@@ -193,7 +193,7 @@ _BUILD_LOCKS: dict[tuple[str, str], threading.Lock] = {}
 
 def _open_persistent(folder: Path):
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        private_dir(folder)  # chromadb's files inside get the umask's mode: the folder keeps them owner-only
     except OSError as exc:
         raise RetrievalError(f"{folder}: cannot create the retrieval index folder: {exc.strerror or exc}") \
             from exc
@@ -224,20 +224,17 @@ CHROMA_REQUEST_S = 120.0
 def _open_http(host: str):
     import httpx
 
-    url = urlsplit(host if "://" in host else f"http://{host}")
-    if not url.hostname:
-        raise RetrievalError(f"chroma host {mask_url(host)!r}: expected host, host:port or http(s)://host:port")
-    ssl = url.scheme == "https"
+    try:  # one parse, the allow-list's too (``backend.deployment.allows_chroma``): what is checked is what is reached
+        ssl, hostname, port = chroma_server(host)
+    except BadURL as exc:
+        raise RetrievalError(f"{exc} (expected host, host:port or http(s)://host:port)") from None
+    shown = f"[{hostname}]" if ":" in hostname else hostname
     try:
-        port = url.port or (443 if ssl else 8000)
-    except ValueError as exc:
-        raise RetrievalError(f"chroma host {mask_url(host)!r}: bad port") from exc
-    try:
-        httpx.get(f"{url.scheme or 'http'}://{url.hostname}:{port}/api/v2/heartbeat",
+        httpx.get(f"{'https' if ssl else 'http'}://{shown}:{port}/api/v2/heartbeat",
                   timeout=CHROMA_CONNECT_S).raise_for_status()
-        client = chromadb.HttpClient(host=url.hostname, port=port, ssl=ssl, settings=_settings())
+        client = chromadb.HttpClient(host=hostname, port=port, ssl=ssl, settings=_settings())
     except Exception as exc:  # noqa: BLE001
-        raise RetrievalError(f"chroma server {url.hostname}:{port}: cannot connect: {mask_secrets(str(exc))}") from exc
+        raise RetrievalError(f"chroma server {shown}:{port}: cannot connect: {mask_secrets(str(exc))}") from exc
     session = getattr(getattr(client, "_server", None), "_session", None)  # chromadb 1.5's httpx.Client
     if session is not None:
         session.timeout = httpx.Timeout(CHROMA_REQUEST_S, connect=CHROMA_CONNECT_S)

@@ -32,6 +32,7 @@ from backend import prepared as store
 from backend import steps
 from backend.errors import text_of
 from backend.llm.cache import CallCache
+from backend.limits import Stopped
 from backend.llm.client import CallLog, LLMClient, LLMConfig, default_cache
 from backend.methods import METHODS
 from backend.methods.base import Method, Progress, RunContext, run_sync
@@ -93,6 +94,9 @@ class Runner:
     #: per dataset per process): stripping copies every document, and each new retriever re-checks the whole index.
     stripped_dataset: Dataset | None = None
     retriever_source: Callable[[], Any] | None = None
+    #: Set once whoever owns this runner's runs is gone (the app: the session ended, ``backend.limits``): no model
+    #: call is sent after it (each raises ``Stopped``); the calls in flight finish and their replies stay cached.
+    stop: threading.Event | None = None
     _retriever: Any = None
     _stripped: Dataset | None = None
     # per runner, never copied by ``dataclasses.replace`` (a copy with other method parameters has other keys)
@@ -110,7 +114,7 @@ class Runner:
             raise ValueError(f"cache must be a CallCache, 'default' or None, got {self.cache!r}")
         if self.cache is None and self.llm.cache_mode == "live":  # Runner(dataset) works out of the box
             self.llm = self.llm.model_copy(update={"cache_mode": "off"})
-        self._client = LLMClient(self.llm, cache=self.cache, api_key=self.api_key, log=self.log)
+        self._client = LLMClient(self.llm, cache=self.cache, api_key=self.api_key, log=self.log, stop=self.stop)
 
     @property
     def stripped(self) -> Dataset:
@@ -261,7 +265,12 @@ class Runner:
             return self._prepared[(name, key)][0]
         if not owner:
             # shielded: a waiter cancelled (its run stopped) leaves the computation, and its owner, alone
-            artefact, preparation = await asyncio.shield(asyncio.wrap_future(future))
+            try:
+                artefact, preparation = await asyncio.shield(asyncio.wrap_future(future))
+            except Stopped:  # its owner left (another session): this runner computes it, from the replies cached
+                if self.stop is not None and self.stop.is_set():
+                    raise
+                return await self.aprepare(name, on_progress, refresh)
             self._prepared[(name, key)] = (artefact, preparation)
             return artefact
         try:

@@ -24,6 +24,7 @@ from backend.report.layout import AXIS_TITLE_PX, every_category, legend_above, n
 from backend.report.palette import method_color
 from backend.methods import title as method_title
 from backend.outputs import AttackError, AttackResult, AttackRow, method_order
+from backend.deployment import shown_path
 from backend.report.text import plural
 from backend.schema.summary import AttackSettings, AttackSummary
 from backend.scoring import accuracy
@@ -272,7 +273,7 @@ def render_attack(st, attack: AttackResult, page: str) -> None:
                                     if s.placement == "one_source" else "")
     st.caption(f"{md(s.dataset or '?')} · model {md(s.model or '?')} · "
                f"{plural(s.questions, 'question')} · k {md(', '.join(map(str, s.ks)))} · "
-               f"{md(place)} · {md(str(attack.path))}")
+               f"{md(place)} · {md(shown_path(attack.path))}")
     if skipped := s.not_attacked:
         st.caption(f"Not attacked (no target answer could be found): {plural(len(skipped), 'question')}.")
     if attack.summary.empty:

@@ -83,11 +83,19 @@ def repeating(call: LLMCall) -> str | None:
     return found.group(2) if found else None
 
 
+def _over_reply_limit(call: LLMCall) -> bool:
+    """Was ``call`` cut off for being longer than any task's reply (``client.MAX_REPLY_CHARS``), not at max_tokens?"""
+    return "cut off at the reply limit" in (call.read_note or "")
+
+
 def cut_off_text(call: LLMCall) -> str | None:
     """"cut off at max_tokens while repeating 'the answer is': the method got no reply (its reader's default)", or
     None when the reply was not cut off."""
     if call.cut_off is None:
         return None
+    if _over_reply_limit(call):
+        return (f"{call.read_note.split(': read as no reply')[0]}: the method got no reply (it used its reader's "
+                "default); the first 2,000 characters the model wrote are below, as it wrote them")
     unit = repeating(call)
     if unit:
         what = f"while repeating {unit!r}"
@@ -185,8 +193,11 @@ def progress_text(calls: Sequence[LLMCall], expected: RunEstimate | None = None)
         text += f", of {_span(expected.calls_min, expected.calls)} expected"
         if expected.seconds is not None:
             text += f" (~{seconds_text(expected.seconds)} at measured speeds)"
-    if cut := sum(c.cut_off is not None for c in calls):
+    oversized = sum(c.cut_off is not None and _over_reply_limit(c) for c in calls)
+    if cut := sum(c.cut_off is not None for c in calls) - oversized:
         text += f" · {cut:,} cut off at max_tokens (looping)"
+    if oversized:
+        text += f" · {oversized:,} longer than the reply limit (cut off)"
     if prompts := sum(bool(c.prompt_cut) for c in calls):
         text += f" · {plural(prompts, 'prompt')} cut to fit the context"
     waited = [c.queued_s for c in calls if c.queued_s]

@@ -19,9 +19,11 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from backend import uploads
 from backend.exports import frame_csv
 from backend.llm.pricing import is_free, usd
 from backend.outputs import Evaluation
+from backend.deployment import shown_path
 from backend.agreement import agree, disagree
 from backend.report.layout import (AXIS_TITLE_PX, count_axis, every_category, legend_above, no_data,
                                    size_heatmap)
@@ -267,9 +269,12 @@ def inspect_link(dataset_param: str, question_id: str, methods: list[str]) -> st
 
 
 def dataset_param(ds: Dataset, bundled: dict[str, Path]) -> str:
-    """How a link names the dataset: a bundled one by name, any other as ``file:<path>`` (the sidebar's form)."""
+    """How a link names the dataset: a bundled one by name, an upload by its hash (``upload:<hash>``), any other as
+    ``file:<path>`` (the sidebar's forms)."""
     if ds.name in bundled and Path(ds.path).resolve() == Path(bundled[ds.name]).resolve():
         return ds.name
+    if (digest := uploads.digest_of(ds.path)) is not None:
+        return uploads.PREFIX + digest
     return "file:" + ds.path
 
 
@@ -374,7 +379,7 @@ def render_summary(st, ev: Evaluation, page: str) -> None:
 
     s = ev.summary
     st.caption(f"{md(s.dataset)} · model {md(s.model or '?')} · {plural(s.questions, 'question')} · "
-               f"{plural(len(ev.methods), 'method')}" + (f" · {md(str(ev.path))}" if ev.path else ""))
+               f"{plural(len(ev.methods), 'method')}" + (f" · {md(shown_path(ev.path))}" if ev.path else ""))
     if s.missing:
         st.warning("Not run yet: " + ", ".join(f"{md(m)} {n}" for m, n in s.missing.items()))
     if s.errors:

@@ -23,6 +23,7 @@ from backend.labels.queue import ABSTAINED, Case
 from backend.labels.team import CaseLabels, case_progress
 from backend.labels.store import LabelStoreError, store_url
 from backend.methods import title as method_title
+from backend.deployment import shown_path
 from backend.report.text import plural
 from backend.schema import Question
 
@@ -70,7 +71,7 @@ def shown_location(where: str) -> str:
     except LabelStoreError:
         return "(a location that is not a path or a database URL)"
     if url.get_backend_name() == "sqlite":
-        return str(url.database)
+        return shown_path(url.database)  # on a team server, not where the server keeps it
     return mask_url(url.render_as_string(hide_password=True))
 
 
@@ -259,6 +260,11 @@ def render_case(st, case: Case, show_truth: bool, inspect_url: str | None, page:
     docs = st.container(height=640) if len(q.documents) > 3 else st.container()
     for doc in q.documents:
         render_document(docs.container(border=True), doc, show_truth, key_prefix=f"{page}.doc.{q.id}")
+
+
+#: Said beside the other analysts' labels once they are shown (``backend.labels.team``: blind labelling).
+SEEN_NOTE = ("Blind labelling: a label you save on this case from now on is marked as saved after seeing the "
+             "others' and does not count toward agreement or gold; your label saved before counts.")
 
 
 def render_history(st, history: list[Label]) -> None:

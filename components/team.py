@@ -19,7 +19,8 @@ VIEWS = {"label": "Label", "agreement": "Agreement", "adjudicate": "Adjudicate"}
 
 
 def who(name: str, source: str) -> str:
-    return name if source == SIGNED_IN else f"{name} (self-declared)"
+    """A name and, unless it is a signed-in identity, where it came from (typed, or the command line)."""
+    return name if source == SIGNED_IN else f"{name} ({'from the command line' if source == 'command-line' else source})"
 
 
 def round_text(rnd: Round | None) -> str:
@@ -102,8 +103,11 @@ def adjudication_frame(ids: list[str], current: Mapping[str, CaseLabels], cases:
 
 
 def side_by_side(case: CaseLabels) -> list[tuple[str, Label]]:
-    """(heading, label) for each analyst's current label, then the adjudicated one."""
-    out = [(f"{who(a, lab.analyst_source)} · {lab.created_at:%Y-%m-%d %H:%M} UTC", lab)
+    """(heading, label) for each analyst's current label, then the adjudicated one. A label saved after seeing the
+    others' says so, and which of theirs counts instead (``CaseLabels.counted``)."""
+    counted = case.counted()
+    out = [(f"{who(a, lab.analyst_source)} · {lab.created_at:%Y-%m-%d %H:%M} UTC" + (_seen_note(counted.get(a))
+                                                                                    if lab.seen_others else ""), lab)
            for a, lab in sorted(case.analysts.items())]
     if case.adjudicated is not None:
         lab = case.adjudicated
@@ -113,9 +117,17 @@ def side_by_side(case: CaseLabels) -> list[tuple[str, Label]]:
     return out
 
 
+def _seen_note(blind: Label | None) -> str:
+    if blind is None:
+        return " · saved after seeing the others' labels: not counted (no blind label of theirs)"
+    answers = "unanswerable" if blind.unanswerable else "; ".join(blind.answers)
+    return (f" · saved after seeing the others' labels: not counted (their blind label of "
+            f"{blind.created_at:%Y-%m-%d %H:%M} UTC counts: {answers})")
+
+
 def differing_fields(case: CaseLabels) -> list[str]:
-    """The fields (their words) on which the analysts' current labels differ."""
-    labels = list(case.analysts.values())
+    """The fields (their words) on which the analysts' counted labels differ (``CaseLabels.counted``)."""
+    labels = list(case.counted().values())
     return [words for name, words in FIELDS.items() if len({value(lab, name) for lab in labels}) > 1]
 
 

@@ -3,12 +3,15 @@ response of any one; the on-disk reply cache."""
 
 import streamlit as st
 
+from backend import deployment
+from backend.deployment import shown_path
 from backend.report.text import plural
 from components.layout import card_columns
 from components import calls as view
 from components.safe import md
 from components.session.navigation import ensure_navigation
 from components.session.present import title
+from components.session import signin
 from components.session.runs import call_cache, call_log
 from components.session.state import current_selection, init_page_state, key
 
@@ -58,10 +61,17 @@ def _clear_cache() -> None:
 
 
 cols = st.columns(2)
-if cols[0].button("Clear the model-call cache…", key=key(PAGE, "clear_cache"), disabled=not stats["entries"]):
+# On a team's server (sign-in, or any deployment setting) the cache holds every analyst's replies, some paid for:
+# no page empties it. Its operator does, with `python -m backend cache clear`.
+shared = signin.configured() or deployment.current().configured
+if shared:
+    st.session_state[CONFIRM] = False
+    cols[0].caption("This server's reply cache is shared by its team: only whoever runs the server clears it "
+                    "(`python -m backend cache clear`).")
+elif cols[0].button("Clear the model-call cache…", key=key(PAGE, "clear_cache"), disabled=not stats["entries"]):
     st.session_state[CONFIRM] = True
 cols[1].button("Clear this session's call list", key=key(PAGE, "clear_log"), on_click=lambda: call_log().clear())
-if st.session_state.get(CONFIRM):
+if st.session_state.get(CONFIRM) and not shared:
     with st.container(border=True):
         st.warning(f"This deletes {plural(stats['entries'], 'cached reply', 'cached replies')}: re-running any "
                    "question will call the model again (a hosted model bills those calls).")
@@ -72,5 +82,5 @@ if st.session_state.get(CONFIRM):
 if (cleared := st.session_state.pop(key(PAGE, "cleared"), None)) is not None:
     st.success(f"Deleted {plural(cleared, 'cached reply', 'cached replies')}.")
     stats = call_cache().stats()
-st.caption(f"{plural(stats['entries'], 'cached reply', 'cached replies')} in {md(stats['path'])} "
+st.caption(f"{plural(stats['entries'], 'cached reply', 'cached replies')} in {md(shown_path(stats['path']))} "
            f"({stats['bytes'] / 1e6:.1f} MB). Re-running a question answers from here with zero model calls.")

@@ -16,7 +16,7 @@ from backend.data import bundled_datasets
 from backend.labels import LabelStoreError, dataset_key
 from backend.labels.model import CONFLICT_TYPES
 from backend.labels.queue import Case, case_for, filter_cases
-from backend.labels.team import leads, needs, overlap_of
+from backend.labels.team import leads, needs, overlap_of, visible
 from backend.methods import METHODS, SPECS
 from components import labels as view
 from components.evaluate import dataset_param, inspect_link
@@ -59,8 +59,14 @@ def _exports() -> None:
         st.caption(f"During a round of {rnd.overlap} analysts per case the page offers the exports to its lead "
                    f"({md(rnd.lead)}) only: they hold every analyst's labels, which labelling blind keeps from you.")
         return
-    view.render_exports(st, lambda: session.read(store, lambda s: s.versions(ds_key)), ds.name, PAGE)
-    st.caption(f"Every version of every label of this version of {md(ds.name)} ({md(ds_key)}). From the command "
+    lead = leads(rnd, me)  # the lead's full view; anyone else what blind labelling shows them (team.visible)
+    view.render_exports(st, lambda: visible(session.read(store, lambda s: s.versions(ds_key)), me, lead), ds.name,
+                        PAGE)
+    held = (f"Every version of every label of this version of {md(ds.name)} ({md(ds_key)})" if lead else
+            f"Every version of your labels of this version of {md(ds.name)} ({md(ds_key)}), and of every label of "
+            "the cases you labelled too (blind labelling keeps the others from you)" if me else
+            "Enter your name above: the exports hold your own labels, and those of the cases you labelled too")
+    st.caption(f"{held}. From the command "
                "line: `python -m backend labels export --dataset PATH --format csv|jsonl [--latest]`; to score the "
                "methods against the labels: "
                "`python -m backend evaluate --dataset D --gold STORE_OR_FILE --out DIR`.")

@@ -8,7 +8,7 @@ from components import ra_rag as view
 from components.failures import render_failure
 from components.read_status import render_read_status
 from components.safe import md
-from components.session import runs
+from components.session import limits, runs
 from components.session.navigation import ensure_navigation
 from components.session.present import truth_toggle
 from components.session.progress import follow
@@ -55,7 +55,8 @@ est = runs.cached_prepared(selection, "ra_rag", **settings) if multi else None
 results = None if job else (runs.cached_results(selection, ["ra_rag"], **settings)
                             or runs.replayed(selection, ["ra_rag"], **settings))
 buttons = st.columns(2)
-if buttons[0].button("Run RA-RAG", type="primary", key=key(PAGE, "run"), disabled=job is not None):
+within = job is not None or limits.allowed(selection, ["ra_rag"], PAGE, **settings)  # the ceiling of one run
+if buttons[0].button("Run RA-RAG", type="primary", key=key(PAGE, "run"), disabled=job is not None or not within):
     job = runs.start_run(selection, ["ra_rag"], **settings)
 if multi and est is None and buttons[1].button("Estimate source reliability (stage 1)", key=key(PAGE, "stage1"),
                                                disabled=job is not None):

@@ -13,6 +13,7 @@ from backend.whatif.influence import ablations, estimate_calls
 from components import whatif as view
 from components.layout import card_columns
 from components.safe import md
+from components.session import limits
 from components.session.cost import confirmed
 from components.session.edits import current_edits, edited_question, render_edit_controls, render_edit_list
 from components.session.navigation import ensure_navigation
@@ -86,6 +87,8 @@ if is_edited(edited):
 render_edit_list(selection)
 render_edit_controls(selection, edited, after or before, show_truth)
 rerun_ok = not is_edited(edited) or confirmed(selection, methods, PAGE, "rerun", question=edited)
+# an edit may add documents: above the ceiling of one run, the re-run asks first (a team server refuses it)
+rerun_ok = rerun_ok and (not is_edited(edited) or limits.allowed(selection, methods, PAGE, "rerun", question=edited))
 if st.button("Re-run on the edited question", type="primary", key=key(PAGE, "rerun"),
              disabled=not is_edited(edited) or not rerun_ok):
     start_run(selection, methods, settle=0)
@@ -110,6 +113,8 @@ else:
             "(an upper bound: calls already in the cache cost nothing).")
     # a hosted model: the estimate over every ablated question, and always a confirmation
     agreed = confirmed(selection, methods, PAGE, f"influence.{edited.id}", always=True, questions=ablations(edited))
+    # each leave-one-out is a run of the question less one document: the ceiling of one run holds for each
+    agreed = limits.allowed(selection, methods, PAGE, f"influence.{edited.id}", question=edited) and agreed
     if st.button("Run document influence", key=key(PAGE, "influence"), disabled=not agreed):
         job = start_influence(selection, edited, methods, after)
         st.rerun()
@@ -139,8 +144,9 @@ if placement == "one_source":
     source = cols[2].selectbox("into the source (an existing one is poisoned)", sources,
                                key=key(PAGE, f"attack_source.{edited.id}"))
 attacked = poison(edited, plan, int(k), placement, source)
-if st.button("Run attack", type="primary", key=key(PAGE, "attack"),
-             disabled=not confirmed(selection, methods, PAGE, "attack", question=attacked)):
+attack_ok = confirmed(selection, methods, PAGE, "attack", question=attacked)
+attack_ok = limits.allowed(selection, methods, PAGE, "attack", question=attacked) and attack_ok
+if st.button("Run attack", type="primary", key=key(PAGE, "attack"), disabled=not attack_ok):
     start_run(selection, methods, question=edited, settle=0)  # the question as it is now: usually cached
     start_run(selection, methods, question=attacked)
 if is_edited(edited) and (base_job := running(selection, methods, question=edited)) is not None:

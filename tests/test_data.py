@@ -22,7 +22,7 @@ EXPECTED = {
     "duplicate_ids.jsonl": (3, "id", "duplicate question id (first at line 1)"),
     "bad_label.jsonl": (1, "documents[0].label.type", "should be 'correct', 'misinfo' or 'noise' (got a string)"),
     "not_an_object.jsonl": (2, "(line)", "JSON object"),
-    "unknown_field.jsonl": (1, "docs", "unknown field"),
+    "unknown_field.jsonl": (1, "(line)", "unknown field (expected only id, question, documents"),  # never the key
     "empty.jsonl": (1, "(file)", "empty file"),
     "non_utf8.jsonl": (2, "(line)", "not valid UTF-8"),
     "unknown_source": (2, "documents[0].source", "unknown source: not a name in sources.json"),

@@ -1,7 +1,8 @@
 """Inter-annotator agreement: how far the analysts who labelled the same cases agree, field by field.
 
-Compared are the analysts' own current labels of each case (``team.CaseLabels.analysts``), never the adjudicated
-label: it settles disagreement and is not an independent judgement. Each field of a label is turned into one
+Compared are the analysts' own labels of each case as they count (``team.CaseLabels.counted``: each analyst's
+newest label saved blind, never one saved after seeing the others'), never the adjudicated label: it settles
+disagreement and is not an independent judgement. Each field of a label is turned into one
 **nominal** value, because none of them has an order or a distance: a set of accepted answers, yes/no, a conflict
 type, a set of documents, a method. Two sets that differ by one member disagree as much as two with none in common.
 
@@ -86,9 +87,10 @@ class Agreement:
 
 
 def agreement(cases: Mapping[str, CaseLabels]) -> Agreement:
-    """Agreement of the analysts' labels (never the adjudicated one) of ``cases`` (question id → its labels)."""
-    analysts = sorted({who for case in cases.values() for who in case.analysts})
-    shared = sum(case.count() >= 2 for case in cases.values())
+    """Agreement of the analysts' counted labels (never the adjudicated one, nor one saved after seeing the others')
+    of ``cases`` (question id → its labels)."""
+    analysts = sorted({who for case in cases.values() for who in case.counted()})
+    shared = sum(len(case.counted()) >= 2 for case in cases.values())
     return Agreement(analysts, shared, {name: field_agreement(cases, name, analysts) for name in FIELDS})
 
 
@@ -103,7 +105,7 @@ def from_versions(versions: Iterable[Label], dataset: str | None = None) -> Agre
 
 def field_agreement(cases: Mapping[str, CaseLabels], name: str, analysts: list[str]) -> FieldAgreement:
     """One field: α over analysts × the cases with at least 2 values, κ per pair, observed agreement."""
-    values = {qid: {who: v for who, lab in case.analysts.items() if (v := value(lab, name)) is not None}
+    values = {qid: {who: v for who, lab in case.counted().items() if (v := value(lab, name)) is not None}
               for qid, case in cases.items()}
     pairable = sorted(qid for qid, given in values.items() if len(given) >= 2)
     disagreements = [qid for qid in pairable if len(set(values[qid].values())) > 1]

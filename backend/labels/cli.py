@@ -14,6 +14,8 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+from backend.paths import write_private
+
 # labels hold analysts' notes and dataset ids: printed without terminal control sequences (backend.terminal)
 from backend.terminal import print, write_data  # noqa: A004
 
@@ -71,7 +73,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         labels = [lab for group in by_dataset.values() for lab in heads(group)]
     text = render(labels, args.format)
     if args.out:
-        Path(args.out).write_text(text, encoding="utf-8")
+        write_private(args.out, text)  # a new file owner-only: everyone's labels
         print(f"wrote {len(labels)} label version(s) to {args.out}", file=sys.stderr)
     else:
         write_data(text)  # exact into a pipe or a file; without control sequences on a terminal
@@ -173,15 +175,21 @@ def _case_line(case, overlap: int) -> str:
 
 
 def cmd_round(args: argparse.Namespace) -> int:
-    """Set a dataset's labelling round (anyone the first time, its lead later); the name is self-declared."""
+    """Set a dataset's labelling round, marked as set from the command line: whoever runs this on the server can
+    write the store anyway, so ``--as`` is taken as the operator says, but by the same rule as the page: when the
+    deployment names leads ($CONFLICTLENS_LEADS), ``--as`` and ``--lead`` must be among them; else anyone sets the
+    first round and its lead changes it."""
+    from backend import deployment
     from backend.labels.identity import dataset_key
-    from backend.labels.model import SELF_DECLARED, LabelError
+    from backend.labels.model import LabelError
+    from backend.labels.team import COMMAND_LINE, round_rule
 
     dataset = _load(args.dataset)
     key = dataset_key(dataset)
     store = _open(args)
     try:
-        rnd = store.set_round(key, args.overlap, args.lead, args.by, by_source=SELF_DECLARED)
+        rnd = store.set_round(key, args.overlap, args.lead, args.by, by_source=COMMAND_LINE,
+                              rule=round_rule(deployment.current().leads, signed_in=False))
     except LabelError as err:
         print("\n".join(f"error: {p}" for p in err.problems), file=sys.stderr)
         return 2
@@ -290,12 +298,15 @@ def add_parser(sub) -> None:
                                      "for other versions of it")
     n.set_defaults(func=cmd_info)
 
-    r = lsub.add_parser("round", help="set a dataset's labelling round: labels per case and its lead (anyone sets "
-                                      "the first round; only its lead changes it)")
+    r = lsub.add_parser("round", help="set a dataset's labelling round: labels per case and its lead (with "
+                                      "$CONFLICTLENS_LEADS only those leads; else anyone sets the first round and "
+                                      "only its lead changes it)")
     r.add_argument("--dataset", required=True, help="the dataset (its path)")
     r.add_argument("--overlap", type=int, required=True, help="how many analysts label each case")
     r.add_argument("--lead", required=True, help="who leads: changes the round and adjudicates disputed cases")
-    r.add_argument("--as", dest="by", required=True, metavar="NAME", help="who you are (self-declared)")
+    r.add_argument("--as", dest="by", required=True, metavar="NAME",
+                   help="who you are: one of $CONFLICTLENS_LEADS when it is set (the round is marked as set from "
+                        "the command line)")
     r.add_argument("--labels", **where)
     r.set_defaults(func=cmd_round)
 

@@ -24,10 +24,13 @@ FORMATS = ("csv", "jsonl")
 #: ``analyst_source``: ``signed-in`` (the analyst is who signed in) or ``self-declared`` (a typed name; exports
 #: written before it existed read as self-declared); ``question_fingerprint`` / ``carried_from``: see
 #: ``backend.labels.identity``; ``kind`` / ``settles``: ``backend.labels.team`` (exports written before team
-#: labelling read as analysts' labels settling nothing).
+#: labelling read as analysts' labels settling nothing); ``seen_others``: saved after seeing the other analysts'
+#: labels, not counted (exports written before it existed read as false).
 FIELDS = ["uid", "dataset", "question_id", "version", "supersedes", "created_at", "analyst", "analyst_source",
           "answers", "unanswerable", "conflict_type", "wrong_documents", "wrong_sources", "best_method", "note",
-          "question_fingerprint", "carried_from", "kind", "settles"]
+          "question_fingerprint", "carried_from", "seen_others", "kind", "settles"]
+#: Cells holding true or false.
+BOOLEANS = ("unanswerable", "seen_others")
 #: Cells read as None when empty (older exports lack the last three columns altogether).
 OPTIONAL = ("supersedes", "conflict_type", "best_method", "question_fingerprint", "carried_from")
 LISTS = ("answers", "wrong_documents", "wrong_sources", "settles")
@@ -85,9 +88,9 @@ def _from_csv_row(row: dict[str, str]) -> dict:
             if not isinstance(value, list):
                 raise ValueError(f"{name}: expected a JSON array")
             data[name] = value
-        elif name == "unanswerable":
+        elif name in BOOLEANS:
             if raw.strip().lower() not in ("true", "false", "1", "0", ""):
-                raise ValueError("unanswerable: expected true or false")  # never the cell: a file may be any file
+                raise ValueError(f"{name}: expected true or false")  # never the cell: a file may be any file
             data[name] = raw.strip().lower() in ("true", "1")
         elif name in OPTIONAL and raw == "":
             data[name] = None

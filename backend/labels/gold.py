@@ -86,6 +86,9 @@ def settled_text(gold: dict) -> str:
         text += f" ({short} of them with fewer than {overlap} label{'' if overlap == 1 else 's'})"
     if gold.get("disputed"):
         text += f"; {gold['disputed']} disputed (left out: {', '.join(gold.get('disputed_ids', []))})"
+    if seen := gold.get("seen_others_not_counted"):
+        text += (f"; {seen} with a label saved after seeing the other analysts' (not counted: the analyst's blind "
+                 "label was)")
     return text
 
 

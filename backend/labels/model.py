@@ -90,6 +90,10 @@ class Label(LabelDraft):
     kind: LabelKind = ANALYST
     #: An adjudicated label: the uids of the analysts' labels it settled (the ones the lead saw side by side).
     settles: list[str] = Field(default_factory=list)
+    #: Saved after the other analysts' labels of the case could be shown to this analyst (they had a label of their
+    #: own there, and another analyst had one: ``backend.labels.team.saw_others``). Kept and shown, never counted
+    #: toward agreement or gold: their newest version saved blind counts instead.
+    seen_others: bool = False
 
     def draft(self) -> LabelDraft:
         return LabelDraft(**self.model_dump(include=set(LabelDraft.model_fields)))

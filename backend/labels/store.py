@@ -44,8 +44,11 @@ from backend.labels.model import (ADJUDICATED, ANALYST, MAX_ANALYST, MAX_NOTE, S
                                   AnalystSource, Label, LabelDraft, LabelError, LabelKind, check, problems)
 from backend.labels.tables import labels as T
 from backend.labels.tables import rounds as R
-from backend.labels.team import MAX_OVERLAP, CaseLabels, Round, by_case, heads, leads
-from backend.paths import default_data_dir
+from backend.llm.urls import BadURL, check_text
+from backend.labels.analysts import named
+from backend.labels.team import (MAX_OVERLAP, CaseLabels, Round, RoundSource, by_case, heads, leads, may_set_round,
+                                 round_rule, saw_others)
+from backend.paths import create_private, default_data_dir, private_dir
 
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 #: Any: save on top of whatever the newest version is (imports, scripts). The page passes what the analyst saw.
@@ -93,6 +96,10 @@ def store_url(where: str | Path | None = None) -> URL:
         # SQLAlchemy's message repeats the text: both masked (a password given as user:pw@ or ?password=)
         raise LabelStoreError(f"{mask_secrets(text)!r} is neither a file path nor a database URL "
                               f"({mask_secrets(str(err))})") from None
+    try:  # one URL, parsed once (by SQLAlchemy, which connects): no whitespace or control character in it
+        check_text(text, "label store URL")
+    except BadURL as err:
+        raise LabelStoreError(str(err)) from None
     if url.drivername in ("postgresql", "postgres"):
         url = url.set(drivername="postgresql+psycopg")
     if url.get_backend_name() not in ("sqlite", "postgresql"):
@@ -150,10 +157,15 @@ def _create_sqlite(path: Path) -> None:
     """A new, migrated store at ``path``, built under a temporary name beside it and linked into place whole; a
     store (or any file) made at ``path`` meanwhile is kept and this one dropped."""
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(path.parent)
     except OSError as err:
         raise LabelStoreError(f"{path.parent}: cannot create the label store's folder ({err.strerror})") from None
     tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.new")
+    # owner-only from the start, linked into place as it is; SQLite gives its -wal and -shm the database's mode
+    try:
+        create_private(tmp)
+    except OSError as err:
+        raise LabelStoreError(f"{path.parent}: cannot create the label store ({err.strerror})") from None
     engine = _sqlite_engine(URL.create("sqlite+pysqlite", database=str(tmp)))
     try:
         try:
@@ -369,11 +381,14 @@ class LabelStore:
                             raise LabelError([f"{name_of(draft.dataset)} / {draft.question_id}: the analysts' labels "
                                               f"changed since you looked ({len(gone)} no longer current); look "
                                               "again"])
+                    # blind labelling: a label saved once the others' could be shown to its analyst is marked (it
+                    # never counts); read in this transaction, so a label saved meanwhile collides on the version
+                    seen = saw_others(self.history_in(conn, draft.dataset, draft.question_id), draft.analyst, kind)
                     label = Label(**draft.model_dump(), uid=uuid.uuid4().hex,
                                   version=newest.version + 1 if newest else 1,
                                   supersedes=mine.uid if mine else None, created_at=_now(),
                                   analyst_source=analyst_source, question_fingerprint=fingerprint, kind=kind,
-                                  settles=settles)
+                                  settles=settles, seen_others=seen)
                     conn.execute(sa.insert(T).values(**_row(label)))
                 return label
             except IntegrityError:
@@ -414,6 +429,12 @@ class LabelStore:
         row = conn.execute(sa.select(T).where(T.c.dataset == dataset, T.c.question_id == question_id)
                            .order_by(T.c.version.desc()).limit(1)).mappings().first()
         return _label(row) if row else None
+
+    def history_in(self, conn, dataset: str, question_id: str) -> list[Label]:
+        """Every version of one question's label, oldest first, read on ``conn`` (inside a write)."""
+        rows = conn.execute(sa.select(T).where(T.c.dataset == dataset, T.c.question_id == question_id)
+                            .order_by(T.c.version)).mappings().all()
+        return [_label(r) for r in rows]
 
     def current_heads(self, conn, dataset: str, question_id: str) -> dict[str, str]:
         """Analyst -> the uid of their current label of a question (what an adjudication settles)."""
@@ -474,12 +495,18 @@ class LabelStore:
             return [_round(r) for r in conn.execute(sa.select(R).where(R.c.dataset == dataset)
                                                     .order_by(R.c.number)).mappings()]
 
-    def set_round(self, dataset: str, overlap: int, lead: str, by: str, by_source: AnalystSource = SELF_DECLARED,
-                  expected: int | None | object = ANY) -> Round:
-        """Set the dataset's round: ``overlap`` analysts per case, led by ``lead``. Anyone may set the first round;
-        a later change only its lead (``by``). ``expected``: the round number the page showed (None: none); a
-        change set meanwhile raises ``LabelError`` instead of being overwritten."""
+    def set_round(self, dataset: str, overlap: int, lead: str, by: str, by_source: RoundSource = SELF_DECLARED,
+                  expected: int | None | object = ANY, rule: tuple[str, ...] | None | object = ANY) -> Round:
+        """Set the dataset's round: ``overlap`` analysts per case, led by ``lead``, by ``by``. ``rule``: who may
+        (``backend.labels.team.round_rule``; default: the deployment's leads, if it names any): the named leads
+        only, and the lead one of them; no rule: anyone the first round, a later change only its lead.
+        ``expected``: the round number the page showed (None: none); a change set meanwhile raises ``LabelError``
+        instead of being overwritten."""
         lead, by = lead.strip(), by.strip()
+        if rule is ANY:
+            from backend import deployment
+
+            rule = round_rule(deployment.current().leads, signed_in=False)
         where = f"{name_of(dataset)}"
         found = []
         if not by:
@@ -492,6 +519,12 @@ class LabelStore:
             found.append(f"{where}: the lead's name is over {MAX_ANALYST} characters")
         if not isinstance(overlap, int) or not 1 <= overlap <= MAX_OVERLAP:
             found.append(f"{where}: overlap must be a whole number from 1 to {MAX_OVERLAP} (analysts per case)")
+        if rule is not None and by and not may_set_round(None, by, rule):
+            found.append(f"{where}: only a lead this server's deployment names sets or changes a round; you are {by}"
+                         if rule else f"{where}: this server names no leads, so nobody sets a round (whoever runs it "
+                         "names them: [deployment] leads, or $CONFLICTLENS_LEADS)")
+        elif rule and lead and not named(lead, rule):
+            found.append(f"{where}: the round's lead must be one of the leads this server's deployment names")
         if found:
             raise LabelError(found)
         for _ in range(50):
@@ -503,7 +536,7 @@ class LabelStore:
                     if expected is not ANY and (current.number if current else None) != expected:
                         raise LabelError([f"{where}: {current.set_by if current else 'someone'} changed the round "
                                           "meanwhile; look at it before changing it"])
-                    if current is not None and not leads(current, by):
+                    if rule is None and not may_set_round(current, by, rule):
                         raise LabelError([f"{where}: only the round's lead ({current.lead}) changes it; you are {by}"])
                     rnd = Round(dataset=dataset, number=current.number + 1 if current else 1, overlap=overlap,
                                 lead=lead, set_by=by, set_by_source=by_source, created_at=_now())
@@ -567,7 +600,13 @@ class LabelStore:
         if source == target or name_of(source) != name_of(target):
             raise LabelError([f"{source}: not another version of {name_of(target)}"])
         per_question: dict[str, list[Label]] = {}
-        for lab in heads(self.versions(source)):  # every analyst's current label, and the adjudicated one
+        versions = self.versions(source)
+        counted = {(q, a): lab for q, case in by_case(versions).items() for a, lab in case.counted().items()}
+        blind_of: dict[str, Label] = {}  # a current label saved after seeing the others' -> its analyst's blind one
+        for lab in heads(versions):  # every analyst's current label, and the adjudicated one
+            if lab.seen_others and (blind := counted.get((lab.question_id, lab.analyst))) is not None:
+                per_question.setdefault(lab.question_id, []).append(blind)  # carried too: it is what counts
+                blind_of[lab.uid] = blind
             per_question.setdefault(lab.question_id, []).append(lab)
         questions = {q.id: q for q in dataset.questions}
         for _ in range(50):
@@ -594,9 +633,11 @@ class LabelStore:
                         copied: dict[str, str] = {}  # old uid -> new, so an adjudicated label names the copies
                         pairs = sorted(zip(current, drafts), key=lambda p: p[0].kind == ADJUDICATED)  # analysts first
                         for n, (lab, draft) in enumerate(pairs, 1):
+                            blind = blind_of.get(lab.uid)  # its copy comes first: this one's copy supersedes it
                             label = Label(**draft.model_dump(), uid=uuid.uuid4().hex, version=n, created_at=_now(),
                                           analyst_source=lab.analyst_source, question_fingerprint=fingerprint,
-                                          carried_from=lab.uid, kind=lab.kind,
+                                          carried_from=lab.uid, kind=lab.kind, seen_others=lab.seen_others,
+                                          supersedes=copied.get(blind.uid) if blind else None,
                                           settles=[copied[u] for u in lab.settles if u in copied])
                             conn.execute(sa.insert(T).values(**_row(label)))
                             copied[lab.uid] = label.uid

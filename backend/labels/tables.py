@@ -33,6 +33,8 @@ labels = sa.Table(
     # 0003: an analyst's own label or the lead's adjudicated one, and the labels an adjudicated one settled
     sa.Column("kind", sa.String(20), nullable=False, server_default="analyst"),
     sa.Column("settles", sa.JSON, nullable=True),
+    # 0004: saved after the other analysts' labels of the case could be shown to its analyst (not counted)
+    sa.Column("seen_others", sa.Boolean, nullable=False, server_default=sa.false()),
     sa.UniqueConstraint("dataset", "question_id", "version", name="uq_labels_question_version"),
     sa.Index("ix_labels_question", "dataset", "question_id"),
 )

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from backend.paths import create_private, private_dir
+
 CacheMode = Literal["live", "record", "replay", "off"]
 #: live: read the cache, call the model on a miss and store; record: always call and overwrite;
 #: replay: cache only, a miss is an error; off: neither read nor write.
@@ -63,7 +65,8 @@ class CachedReply:
 class CallCache:
     def __init__(self, path: str | Path):
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(self.path.parent)
+        create_private(self.path)  # owner-only, and so its -wal and -shm: replies someone paid for
         self._lock = threading.Lock()
         self._db = sqlite3.connect(str(self.path), check_same_thread=False, timeout=30)
         with self._lock:

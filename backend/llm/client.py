@@ -38,7 +38,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 import tenacity
 from pydantic import BaseModel, Field
@@ -46,13 +45,17 @@ from pydantic import BaseModel, Field
 import backend  # noqa: F401  (LITELLM_LOCAL_MODEL_COST_MAP before litellm is imported)
 from backend import deployment
 from backend.errors import mask_secrets
+from backend.limits import STOPPED_TEXT, Stopped
 from backend.llm import cache as cache_mod
+from backend.llm import http_limit
 from backend.llm.cache import CachedReply, CallCache, request_key
 from backend.llm.keys import PLACEHOLDER_KEY, SUBSTITUTED, KeyRefused, api_key_for
 from backend.llm.pricing import is_free, reply_cost
 from backend.llm.structured import response_format, supports_json_schema
 from backend.llm.tasks import FORBIDDEN_FIELDS, TASKS, read_reply
 from backend.llm.tokens import approx_tokens
+from backend.llm.urls import BadURL, request_url, sendable
+from backend.llm.urls import endpoint, endpoint_hash  # noqa: F401  (their old home: the one parser is urls)
 from backend.paths import default_cache_dir
 from backend.schema import LLMCall
 
@@ -140,7 +143,8 @@ def _environment_base(model: str) -> str | None:
 
 class LLMError(RuntimeError):
     """A model call failed. ``kind``: timeout, rate_limit, server, connection, auth, bad_request,
-    replay_miss, truth_leak, other. ``call`` is the recorded failed call (if any)."""
+    replay_miss, truth_leak, too_large (a response body past ``http_limit.MAX_RESPONSE_BYTES``), other. ``call`` is
+    the recorded failed call (if any)."""
 
     def __init__(self, kind: str, message: str, model: str, call: LLMCall | None = None):
         super().__init__(f"{model}: {kind}: {message}")
@@ -171,6 +175,18 @@ def _transport_failure(exc: BaseException) -> str | None:
     return None
 
 
+def _too_large(exc: BaseException | None) -> http_limit.ResponseTooLarge | None:
+    """The ``ResponseTooLarge`` behind ``exc`` (walks the chain: the openai SDK and litellm wrap it as a "Connection
+    error."), else None."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, http_limit.ResponseTooLarge):
+            return exc
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
 def classify(exc: BaseException) -> str:
     from backend.llm.local.context import PromptTooLong
     from backend.llm.local.server import LocalModelError
@@ -178,8 +194,12 @@ def classify(exc: BaseException) -> str:
 
     if isinstance(exc, (LocalModelError, WeightsError)):
         return "unavailable"
+    if isinstance(exc, BadURL):  # an api_base refused by backend.llm.urls: nothing was sent
+        return "bad_request"
     if isinstance(exc, PromptTooLong):
         return "context"
+    if _too_large(exc) is not None:  # a body past MAX_RESPONSE_BYTES: the same request would only send it again
+        return "too_large"
     text = str(exc).lower()
     if "missing credentials" in text or "api key" in text and "missing" in text:
         return "auth"  # litellm reports a missing OpenAI key as a 500; retrying cannot help
@@ -214,34 +234,6 @@ def redact(text: str, secret: str | None = None) -> str:
     text = text.split("\nThis looks like a bug in LiteLLM")[0].strip()
     text = mask_secrets(text)  # an address it repeats keeps no password or token parameter
     return text if len(text) <= 800 else text[:800] + " …"
-
-
-def endpoint(api_base: str) -> str:
-    """``api_base`` as error messages name it: scheme, host, port and path; never a user, password or query."""
-    try:
-        parts = urlsplit(api_base)
-        host = f"[{parts.hostname}]" if ":" in (parts.hostname or "") else parts.hostname or ""
-        netloc = host + (f":{parts.port}" if host and parts.port else "")
-    except ValueError:
-        netloc = ""
-    if not netloc:  # unparsable (a bad port): still no user, password, query or fragment
-        return api_base.split("#")[0].split("?")[0].rpartition("@")[2]
-    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
-
-
-def endpoint_hash(api_base: str) -> str:
-    """A short hash of the endpoint ``api_base`` names: scheme, host and port (the scheme's default made explicit)
-    and path (without a trailing slash), lower-cased where URLs are case-blind; a user, password, query or fragment
-    is not part of which server it is."""
-    try:
-        parts = urlsplit(api_base.strip())
-        scheme, host = parts.scheme.lower(), (parts.hostname or "").lower()
-        port = parts.port or {"http": 80, "https": 443}.get(scheme)
-        canonical = f"{scheme}://{host}:{port}{parts.path.rstrip('/')}" if host else ""
-    except ValueError:  # an unparsable URL (a bad port): hash what error messages would name
-        canonical = ""
-    canonical = canonical or endpoint(api_base).rstrip("/")
-    return hashlib.sha256(canonical.encode()).hexdigest()[:16]
 
 
 @dataclass
@@ -280,8 +272,10 @@ def default_cache(cache_dir: str | Path | None = None) -> CallCache:
 class LLMClient:
     def __init__(self, config: LLMConfig | None = None, *, cache: CallCache | None = None,
                  api_key: str | None = None, log: CallLog | None = None, method: str | None = None,
-                 dataset: str | None = None, question_id: str | None = None):
+                 dataset: str | None = None, question_id: str | None = None, stop: threading.Event | None = None):
         self.config = config or LLMConfig()
+        #: set once the run's owner is gone (``backend.limits``): no call is sent after it, those in flight finish
+        self.stop = stop
         if self.config.cache_mode not in cache_mod.CACHE_MODES:
             raise ValueError(f"cache_mode must be one of {cache_mod.CACHE_MODES}, got {self.config.cache_mode!r}")
         if self.config.cache_mode != "off" and cache is None:
@@ -301,7 +295,20 @@ class LLMClient:
         """A client for one method run: same config, cache, key and session log; its own call list. Its calls
         record the dataset and question they served (no question: dataset-level work such as RA-RAG's stage 1)."""
         return LLMClient(self.config, cache=self.cache, api_key=self._api_key, log=self._log, method=method,
-                         dataset=dataset, question_id=question_id)
+                         dataset=dataset, question_id=question_id, stop=self.stop)
+
+    @property
+    def identity(self) -> str:
+        """The model as this client's cache keys name it: ``LLMConfig.identity`` and, for calls that carry a typed key
+        (``api_key``: the sidebar's key for an api_base, ``$CONFLICTLENS_API_KEY``), a tag of that key's holder
+        (``backend.llm.holder``): a reply someone paid for with their key is never served to a caller without it."""
+        typed = (self._api_key or "").strip()
+        if not typed or self.config.local:  # a local model's calls carry no key of the caller's
+            return self.config.identity
+        from backend.llm.holder import tag
+
+        folder = self.cache.path.parent if self.cache is not None else default_cache_dir()
+        return f"{self.config.identity}~key:{tag(typed, folder)}"
 
     @property
     def calls(self) -> list[LLMCall]:
@@ -344,8 +351,8 @@ class LLMClient:
             "model": cfg.model, "messages": messages, "temperature": cfg.temperature, "max_tokens": max_tokens,
             "timeout": cfg.timeout_s, "num_retries": 0, "max_retries": 0, "metadata": fields,
         }
-        if cfg.api_base:
-            kwargs["api_base"] = cfg.api_base  # its api_key is decided by ``_key``, when the call is sent
+        if cfg.api_base and not cfg.local:  # the canonical URL, the one hashed and checked (backend.llm.urls)
+            kwargs["api_base"] = request_url(cfg.api_base)  # its api_key is decided by ``_key``, when the call is sent
         if cfg.send_task_fields:
             kwargs["extra_body"] = {"conflictlens_task": fields}
         if fmt is not None:
@@ -362,7 +369,8 @@ class LLMClient:
         litellm = _litellm()
         sent = (self._api_key or "").strip() or PLACEHOLDER_KEY
         try:
-            _, provider, dynamic, _ = litellm.get_llm_provider(cfg.model, api_base=cfg.api_base, api_key=sent)
+            _, provider, dynamic, _ = litellm.get_llm_provider(cfg.model, api_base=request_url(cfg.api_base),
+                                                               api_key=sent)
         except Exception:  # noqa: BLE001 - litellm fails the call the same way, before sending anything
             provider = dynamic = None
         in_process = provider in {p.get("provider") for p in litellm.custom_provider_map or []}
@@ -386,7 +394,8 @@ class LLMClient:
         cfg = self.config
         if cfg.local:  # litellm reports a server gone mid-request as a 500 "Connection error.": that is a lost one too
             def retryable(e):
-                return classify(e) in LOCAL_RETRYABLE_KINDS or "connection error" in str(e).lower()
+                kind = classify(e)
+                return kind in LOCAL_RETRYABLE_KINDS or ("connection error" in str(e).lower() and kind != "too_large")
         else:
             def retryable(e):
                 return classify(e) in RETRYABLE_KINDS
@@ -414,7 +423,9 @@ class LLMClient:
                 from backend.llm.local import throughput
 
                 throughput.record(self.config.identity.rpartition("#")[2], timings)
-        if extra.get("finish_reason") == "length":
+        if len(text) > MAX_REPLY_CHARS:  # longer than max_tokens allows any task: the endpoint ignored it
+            text = _over_limit(text, extra)
+        elif extra.get("finish_reason") == "length":
             if unit := repetition(text):
                 # it looped until max_tokens cut it: not an answer. The method gets no reply (its reader's default)
                 extra["cut_off"], extra["cut_why"] = text[:2000], f"while repeating {unit!r}"
@@ -441,7 +452,9 @@ class LLMClient:
         return call
 
     def _begin(self, messages, task, step, question, fields, parents, max_tokens) -> LLMCall | _Request:
-        """Validate, key and look up a request: a recorded cache hit, or what to send to the provider."""
+        """Validate, key and look up a request: a recorded cache hit, or what to send to the provider. Raises
+        ``backend.limits.Stopped`` once the run's owner is gone: nothing more is sent, nor recorded."""
+        self._check_stop()
         fields = self._fields(task, question, fields)
         max_tokens = max_tokens or self.config.max_tokens
         if self.config.local and TASKS[task].reply_tokens:  # a small model that loops stops at its format's size
@@ -452,11 +465,12 @@ class LLMClient:
         try:
             if self.config.local:  # a prompt longer than the context is cut by the stated rule before it is keyed
                 messages, cut = self._fit_context(messages, fields, max_tokens)
-            # keyed by model *and* endpoint: one server's replies never answer for another serving the same name
-            key = request_key(self.config.identity, messages, self.config.temperature, max_tokens, fields, fmt)
-        except Exception as exc:  # noqa: BLE001 - the local model cannot take it: one recorded failure
+            # keyed by model *and* endpoint (and a typed key's holder): one server's replies never answer for another
+            # serving the same name, nor a reply someone paid for with their key a caller without it
+            key = request_key(self.identity, messages, self.config.temperature, max_tokens, fields, fmt)
+        except Exception as exc:  # noqa: BLE001 - the local model cannot take it, or a refused api_base
             kind = classify(exc)
-            if kind not in ("unavailable", "context"):
+            if kind not in ("unavailable", "context") and not isinstance(exc, BadURL):
                 raise
             req = _Request(dict(key=hashlib.sha256(repr(messages).encode()).hexdigest(), step=step, task=task,
                                 messages=messages, parents=parents, fields=fields, structured=fmt is not None,
@@ -473,6 +487,12 @@ class LLMClient:
         if hit is not None:
             return self._record(self._make_call(reply=hit, hit=True, attempts=0, **req.base))
         return req
+
+    def _check_stop(self) -> None:
+        """Raise ``Stopped`` once the run's owner is gone: checked before a request is keyed and again before each
+        attempt is sent (a call queued for a slot when the owner left is never sent)."""
+        if self.stop is not None and self.stop.is_set():
+            raise Stopped(STOPPED_TEXT)
 
     # -- the local model ---------------------------------------------------------------------------
 
@@ -522,6 +542,9 @@ class LLMClient:
         mode = self.config.cache_mode
         if mode in ("live", "replay") and self.cache is not None:
             hit = self.cache.get(key)
+            if hit is not None and len(hit.response) > MAX_REPLY_CHARS:  # cached before replies were capped
+                extra = dict(hit.extra or {})
+                hit = dataclasses.replace(hit, response=_over_limit(hit.response, extra), extra=extra)
             if hit is not None:
                 return hit
             if mode == "replay":
@@ -545,7 +568,8 @@ class LLMClient:
         read_status, read_note = (read.status, read.note) if read else (None, None)
         if extra.get("cut_off") is not None:  # it looped until max_tokens: read as no reply, whatever the reader says
             read_status = "unreadable"
-            read_note = (f"cut off at max_tokens {extra.get('cut_why', '')}: read as no reply"
+            where = extra.get("cut_at", "max_tokens")  # or the reply limit (``_over_limit``)
+            read_note = (f"cut off at {where} {extra.get('cut_why', '')}: read as no reply"
                          + (f"; {read.note}" if read and read.note else ""))
         return LLMCall(id=self._new_id(step, key), step=step, task=task, method=self.method, dataset=self.dataset,
                        question_id=self.question_id,
@@ -572,8 +596,9 @@ class LLMClient:
 
     def _fail(self, exc: BaseException, req: _Request) -> LLMError:
         kind = exc.kind if isinstance(exc, LLMError) else classify(exc)
-        message = redact(exc.message if isinstance(exc, LLMError) else str(exc), self._api_key)
-        if self.config.api_base and kind not in ("replay_miss", "truth_leak"):
+        said = exc.message if isinstance(exc, LLMError) else str(_too_large(exc) or exc)  # not "Connection error."
+        message = redact(said, self._api_key)
+        if self.config.api_base and kind not in ("replay_miss", "truth_leak") and sendable(self.config.api_base):
             message += f" [api_base {endpoint(self.config.api_base)}]"  # so the failure names where it went
         call = self._record(self._make_call(error=f"{kind}: {message}", hit=False, attempts=req.attempts,
                                             **req.base))
@@ -592,14 +617,18 @@ class LLMClient:
         kwargs = None if local else self._sent(req)
 
         def attempt():
+            self._check_stop()
             req.attempts += 1
-            return _litellm().completion(**(self._local_sent(req) if local else kwargs))
+            with http_limit.limited():  # a body past MAX_RESPONSE_BYTES is refused unread
+                return _litellm().completion(**(self._local_sent(req) if local else kwargs))
 
         try:
             waited = time.perf_counter()
             with self._local_gate() if local else self._thread_slots:
                 req.queued_s = round(time.perf_counter() - waited, 4) if local else None
                 reply = self._reply(self._retrying(tenacity.Retrying)(attempt))
+        except Stopped:
+            raise  # not a failed call: never sent (or, stopped between retries, not tried again)
         except Exception as exc:  # noqa: BLE001 - every failure becomes one LLMError
             raise self._fail(exc, req) from exc
         return self._done(req, reply)
@@ -615,13 +644,15 @@ class LLMClient:
         kwargs = None if local else self._sent(req)
 
         async def attempt():
+            self._check_stop()
             req.attempts += 1
             sent = await asyncio.to_thread(self._local_sent, req) if local else kwargs  # may start the server
             timeout = sent["timeout"]
             # litellm's timeout covers the HTTP exchange only, not its hop through the loop's executor before it:
             # bound the whole attempt, so no attempt outlives the timeout whatever it waits for
             try:
-                return await asyncio.wait_for(_litellm().acompletion(**sent), timeout)
+                with http_limit.limited():  # the task wait_for starts copies the limit with the context
+                    return await asyncio.wait_for(_litellm().acompletion(**sent), timeout)
             except TimeoutError:
                 raise TimeoutError(f"no reply within the call's timeout of {timeout:g} s") from None
 
@@ -632,6 +663,8 @@ class LLMClient:
             if req.attempts:  # requests went out: the call is recorded, as cancelled
                 self._fail(asyncio.CancelledError("cancelled: the caller stopped waiting for this call"), req)
             raise
+        except Stopped:
+            raise  # as in ``complete``
         except Exception as exc:  # noqa: BLE001
             raise self._fail(exc, req) from exc
         return self._done(req, reply)
@@ -669,6 +702,25 @@ class LLMClient:
             said, base = (said, found + base) if found else (err.message, "")
             return False, f"{err.kind}: {_clip(said, TEST_TEXT_CHARS)}{base}", time.perf_counter() - start
         return True, f"replied {_clip(call.response or '', TEST_TEXT_CHARS)!r}", time.perf_counter() - start
+
+
+#: The longest reply any task receives: longer ones are cut off where they are received (``_over_limit``). The largest
+#: reply a task legitimately needs is ``max_tokens`` = 1,024 tokens (ASTUTE's, the largest of any method; the
+#: per-task ``TaskSpec.reply_tokens`` are at most 512), ~6 characters a token at most in practice: ~6,000 characters.
+#: 32,000 is five times that, so only an endpoint that ignored ``max_tokens`` (or a server looping past it) is cut;
+#: the readers and scorers then never see more, whatever an endpoint sends (issue 36: a 600 KB reply took RC-RAG's
+#: ROUGE-L to 17.9 GB).
+MAX_REPLY_CHARS = 32_000
+
+
+def _over_limit(text: str, extra: dict[str, Any]) -> str:
+    """A reply past ``MAX_REPLY_CHARS``, recorded as a runaway one is (``LLMCall.cut_off``: its first 2,000
+    characters; the read note says where and why) and handed to the method as no reply (its reader's default): a
+    fragment of a reply that ignored its length limit is no answer in the task's format."""
+    extra["cut_off"] = text[:2000]
+    extra["cut_at"] = f"the reply limit of {MAX_REPLY_CHARS:,} characters"
+    extra["cut_why"] = f"({len(text):,} characters received)"
+    return ""
 
 
 def _json_object(text: str) -> bool:

@@ -16,16 +16,16 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from backend import deployment
-from backend.llm import keys
+from backend.llm import keys, urls
 from backend.llm.client import LLMError, classify, redact
 from backend.schema import MethodResult
 
 KINDS = ("timeout", "rate_limit", "server", "connection", "auth", "bad_request", "replay_miss", "truth_leak",
-         "unavailable", "context", "other")
+         "unavailable", "context", "too_large", "other")
 #: Every cause a failure is classified into; ``error`` is a failure that is not a model call's (a method's bug,
 #: a retrieval error): its message is its own first line.
 CAUSES = ("missing_key", "auth", "unknown_provider", "unreachable", "timeout", "rate_limit", "server",
-          "bad_request", "replay_miss", "truth_leak", "unavailable", "context", "other", "error")
+          "bad_request", "replay_miss", "truth_leak", "unavailable", "context", "too_large", "other", "error")
 
 _KIND = "|".join(KINDS)
 _WITH_MODEL = re.compile(rf"(?P<model>\S+?): (?P<kind>{_KIND}): (?P<message>.*)", re.DOTALL)  # MethodResult.error
@@ -123,10 +123,15 @@ def _explain(kind: str, message: str, model: str, api_base: str | None) -> tuple
                 "check the model name (provider/model, e.g. openai/gpt-4o-mini)")
     if kind == "unavailable":  # the local model cannot serve: its one line says what to install or do
         return "unavailable", _API_BASE.sub("", message).strip(), ""
+    if kind == "too_large":  # refused unread (backend.llm.http_limit): its own words say why
+        return ("too_large", _API_BASE.sub("", message).strip(),
+                "check the endpoint serves chat completions and honours max_tokens")
     if kind == "context":
         return "context", "The prompt does not fit the model's context", _API_BASE.sub("", message).strip()
     if keys.SETTING in message:  # refused before sending (backend.llm.keys): its own words say what to do
         return "auth", _API_BASE.sub("", message).strip(), ""
+    if urls.REFUSED in message:  # an address refused before sending (backend.llm.urls): its own words too
+        return "bad_request", _API_BASE.sub("", message).strip(), "give the endpoint as a plain http(s) URL"
     if api_base and (kind == "auth" or _MISSING_KEY.search(text)) and not deployment.current().allows_keys_to(api_base):
         return ("auth", f"{api_base} did not accept the key",  # it got no key of the server's, by design
                 f"this server sends its own keys to no such api_base ({keys.SETTING}); type a key for it in the "

@@ -64,6 +64,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from backend.llm.tokens import approx_tokens
+from backend.paths import open_private
 
 DEFAULT_MODEL_NAME = "reader"
 DEFAULT_HANG_S = 3600.0
@@ -306,7 +307,7 @@ def create_app(settings: ServerSettings | None = None, request_log: str | Path |
     lock = threading.Lock()
     stats = {"requests": 0, "ok": 0, "fail": 0, "hang": 0, "garbage": 0, "bad_request": 0, "error": 0}
     requests: deque[dict[str, Any]] = deque(maxlen=100_000)  # the newest; a long-lived server stays bounded
-    log_file = open(request_log, "a", encoding="utf-8") if request_log else None  # noqa: SIM115 - app lifetime
+    log_file = open_private(request_log, "a") if request_log else None  # noqa: SIM115 - app lifetime
 
     def record(n: int, received: float, key: str | None, fault: str, status: int) -> None:
         entry = {"n": n, "received": received, "ended": time.time(), "key": key, "fault": fault, "status": status}
@@ -380,11 +381,15 @@ def create_app(settings: ServerSettings | None = None, request_log: str | Path |
         return JSONResponse({"object": "list", "data": [
             {"id": settings.model_name, "object": "model", "created": 0, "owned_by": "conflictlens-offline"}]})
 
+    # what anyone who can reach the port may read: the fault settings, never a path of this machine (the knowledge
+    # datasets are counted, not named)
+    shown = {k: v for k, v in asdict(settings).items() if k not in ("host", "port", "knowledge")}
+    shown["knowledge"] = "bundled" if settings.knowledge is None else f"{len(settings.knowledge)} dataset(s)"
+
     async def health(request: Request) -> Response:
         with lock:
             counts = dict(stats)
-        return JSONResponse({"status": "ok", "model": settings.model_name, "stats": counts,
-                             "settings": {k: v for k, v in asdict(settings).items() if k not in ("host", "port")}})
+        return JSONResponse({"status": "ok", "model": settings.model_name, "stats": counts, "settings": shown})
 
     app = Starlette(routes=[
         Route("/v1/chat/completions", chat, methods=["POST"]),

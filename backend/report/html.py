@@ -6,10 +6,16 @@ No script and no chart: the tables say what the Inspect page's charts say, and a
 under ``MAX_BYTES`` (plotly.js alone is 4.7 MB). Every piece of dataset or model text is HTML-escaped. [ours] The
 documents are shown whole up to ``DOC_CHARS`` each and ``DOCS_CHARS`` in all, the rest counted, so a question with
 very long documents still gives a report that opens at once.
+
+The report carries a Content-Security-Policy (``CSP``) that allows nothing but its own stylesheet, named by its
+SHA-256: no script runs, nothing is fetched (no image, font, frame or form target), whatever text slipped through;
+so the one ``<style>`` is the only styling (no ``style=`` attribute: a document's border colour is a class).
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
 
 from backend.agreement import agree
 from backend.llm.failures import classify_failure
@@ -38,7 +44,13 @@ caption{text-align:left;font-weight:600;padding:.3rem 0;caption-side:top}.scroll
 .doc{white-space:pre-wrap;border-left:4px solid #ccc;padding:.3rem .8rem;margin:.6rem 0}
 td.agree{background:#c8e6c9}td.differ{background:#f4cccc}td.na{background:#eceff1}td.used{background:#bbdefb;
 text-align:center}td.unused{text-align:center;color:#bbb}section.method{border-top:1px solid #eee}
-.nw{white-space:nowrap}"""
+.nw{white-space:nowrap}""" + "".join(f".doc.kind-{kind}{{border-color:{color}}}"
+                                       for kind, color in KIND_COLORS.items())
+
+#: Nothing loads or runs but the stylesheet above (a <meta> policy: the report is a file, served by no one).
+CSP = ("default-src 'none'; "
+       f"style-src 'sha256-{base64.b64encode(hashlib.sha256(STYLE.encode('utf-8')).digest()).decode('ascii')}'; "
+       "base-uri 'none'; form-action 'none'")
 
 
 def _name(method: str) -> str:
@@ -113,7 +125,7 @@ def _documents(question: Question, include_truth: bool) -> str:
         cut = len(d.text) - len(text)
         left -= len(text)
         more = f"<div class='muted'>… {cut:,} more characters not shown</div>" if cut else ""
-        docs.append(f"<div class='doc' style='border-color:{KIND_COLORS[kind]}'><div class='muted'>{_e(d.id)} · "
+        docs.append(f"<div class='doc kind-{_e(kind)}'><div class='muted'>{_e(d.id)} · "
                     f"source {_e(d.source_name)}{tag}</div>{_e(text)}{more}</div>")
     return "<h2>Documents</h2>" + "".join(docs)
 
@@ -145,6 +157,7 @@ def report_html(dataset: Dataset, question: Question, results: dict[str, MethodR
     models = sorted({c.model for r in results.values() for c in r.calls})
     lines = "".join(f"<li>{_e(m.sentence)}</li>" for m in told.methods)
     return f"""<!doctype html><html lang="en"><head><meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="{CSP}">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>ConflictLens · {_e(question.id)}</title><style>{STYLE}</style></head><body>
 <p class="muted">ConflictLens inspection · dataset {_e(dataset.name)} · question {_e(question.id)} · model \

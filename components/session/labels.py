@@ -412,6 +412,7 @@ def live_status(store: LabelStore, dataset: str, case_id: str, loaded: str | Non
             for name, lab in sorted(others.items()):
                 st.caption(md(f"{name} · {view.when(lab)}"))
                 st.text(view.label_text(lab))
+        st.caption(view.SEEN_NOTE)
     elif others:
         st.caption(f"{len(others)} other analyst{'' if len(others) == 1 else 's'} labelled this case: their labels "
                    "show once you saved yours (blind labelling).")

@@ -10,6 +10,7 @@ import streamlit as st
 
 from backend.schema import MethodResult
 from components.models import model_note as model_note_for
+from components.session import limits
 from components.session.cost import confirmed, known
 from components.session.progress import follow
 from components.session.runs import cached_results, replayed, running, start_run
@@ -43,8 +44,10 @@ def run_block(selection: Selection, methods: list[str], label: str, page: str, *
         st.caption(note)
     # a hosted model: the estimate before anything is sent, and the confirmation above the sidebar's threshold
     agreed = button is None or confirmed(selection, methods, page, **settings)
+    # any model: a run above the ceiling of calls and documents starts neither on open nor on Run without a yes
+    within = limits.allowed(selection, methods, page, **settings)
     clicked = button is not None and button.button("Run", type="primary", key=key(page, "run"),
-                                                   disabled=not methods or not agreed)
+                                                   disabled=not methods or not agreed or not within)
     if not methods:
         if hint:
             st.info(hint)
@@ -53,7 +56,7 @@ def run_block(selection: Selection, methods: list[str], label: str, page: str, *
     job = job if job is not None and job.running else running(selection, methods, **settings)
     found = None if job else cached_results(selection, methods, **settings)
     if found is None and job is None:
-        if not auto:
+        if not auto or not within:  # above the ceiling: what the cache alone answers, and the ask above
             found = replayed(selection, methods, **settings)
         elif (job := start_run(selection, methods, **settings)).running is False:  # answered within the settle
             job, found = None, cached_results(selection, methods, **settings)

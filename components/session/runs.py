@@ -23,7 +23,7 @@ from backend.llm.client import CallLog, LLMConfig, default_cache
 from backend.paths import default_cache_dir
 from backend.runner import Runner
 from backend.schema import Dataset, LLMCall, MethodResult, Question, strip_truth
-from components.session import apikey
+from components.session import apikey, owner
 from components.session.jobs import Job, Jobs
 from components.session.results import Results, RunKey
 from components.session.state import Selection
@@ -108,6 +108,9 @@ def runner(selection: Selection, evidence_mode: str = "given", method_params: di
     secrets_to_env()
     k = (run_key(selection, evidence_mode=evidence_mode, method_params=method_params).settings(), replay)
     runners: dict[tuple[RunKey, bool], Runner] = st.session_state.setdefault(RUNNERS_KEY, {})
+    if owner.stopped_here():  # taken for gone, and back (a reconnect after the grace): runners that may run again
+        runners.clear()
+        owner.renew()
     api_key = apikey.typed()  # a key typed for this api_base (backend.llm.keys decides where it may go)
     if (run := runners.get(k)) is None or run.api_key != api_key:
         runners.pop(k, None)  # another key typed: a runner of its own (the key is never part of a RunKey)
@@ -121,7 +124,8 @@ def runner(selection: Selection, evidence_mode: str = "given", method_params: di
         run = runners[k] = Runner(selection.dataset, llm=cfg, cache=call_cache(), api_key=api_key,
                                   log=None if replay else call_log(), stripped_dataset=shared.stripped,
                                   retriever_source=shared.retriever, evidence_mode=evidence_mode,
-                                  method_params=k[0].params, chroma_url=selection.chroma_url or None)
+                                  method_params=k[0].params, chroma_url=selection.chroma_url or None,
+                                  stop=owner.session_stop())  # each call checks it: the session gone, it stops
     return run
 
 

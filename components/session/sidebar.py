@@ -11,6 +11,7 @@ from backend.cases import featured_question, mark
 from backend.cost import DEFAULT_THRESHOLD_USD
 from backend.data import DatasetError, bundled_datasets
 from backend.llm.structured import supports_json_schema, unsupported_note
+from backend.llm.urls import problem as url_problem
 from backend.paths import CHROMA_URL_ENV
 from components.dataset import question_label
 from components.failures import render_failure
@@ -205,7 +206,9 @@ def _pick_model() -> ModelChoice:
                                    "running on this CPU through llama.cpp: free, seconds per call.")
         api_base = st.text_input("api_base (optional)", key=key(PAGE, "api_base"),
                                  placeholder="http://localhost:11434", on_change=apikey.forget)
-        if apikey.needed(api_base.strip()):
+        if api_base.strip() and (refused := url_problem(api_base.strip())):  # said before a run, sent nowhere
+            st.error(md(refused), icon=":material/error:")
+        elif apikey.needed(api_base.strip()):
             st.text_input("API key for this api_base", key=apikey.KEY, type="password", autocomplete="off",
                           help="Sent only to this api_base, with this session's calls; kept in this browser "
                                "session only (never in the link, results, caches or logs). Forgotten when the "

@@ -16,6 +16,7 @@ from typing import Any
 
 import streamlit as st
 
+from backend.labels.analysts import analyst_id
 from components.session.deployment import secrets_table
 
 AUTH_TABLE = "auth"
@@ -27,24 +28,26 @@ PROVIDER_KEYS = ("client_id", "client_secret", "server_metadata_url")
 
 @dataclass(frozen=True)
 class Identity:
-    """Who is signed in: ``analyst`` is stored with the labels they save (the email, else the OIDC subject, else
-    the name: a stable claim of the provider's, never typed); ``shown`` is what the sidebar says."""
+    """Who is signed in: ``analyst`` is stored with the labels they save and names the leads: the provider's issuer
+    and the account's subject (``backend.labels.analysts.analyst_id``), never an email or a name, which an account
+    may claim; ``shown`` is what the sidebar says (the name, and the email only when the provider verified it)."""
     analyst: str
     shown: str
 
 
 def identity_of(user: Mapping[str, Any]) -> Identity | None:
-    """The identity in ``st.user``'s claims (None when not signed in, or when the provider sent no usable claim).
-    An email the provider says it has not verified (``email_verified`` false) is not taken: anyone could claim it."""
+    """The identity in ``st.user``'s claims (None when not signed in, or when they hold no issuer or subject: the
+    ID token always has both). The email is shown only when ``email_verified`` is exactly true (a provider that
+    omits it, as Microsoft Entra ID does, lets the claim say any address), and is never the identity."""
     if not user.get("is_logged_in"):
         return None
-    email, sub, name = (str(user.get(k) or "").strip() for k in ("email", "sub", "name"))
-    if user.get("email_verified") is False or str(user.get("email_verified")).lower() == "false":
-        email = ""
-    analyst = email or sub or name
-    if not analyst:
+    analyst = analyst_id(str(user.get("iss") or ""), str(user.get("sub") or ""))
+    if analyst is None:
         return None
-    shown = f"{name} ({email})" if name and email and name != email else name or email or sub
+    name, email = (str(user.get(k) or "").strip() for k in ("name", "email"))
+    if user.get("email_verified") is not True and str(user.get("email_verified")).lower() != "true":
+        email = ""
+    shown = f"{name} ({email})" if name and email and name != email else name or email or analyst
     return Identity(analyst=analyst, shown=shown)
 
 
@@ -109,9 +112,9 @@ def _sign_in_page(auth: Mapping[str, Any]) -> None:
     st.title("ConflictLens")
     st.write("This server is shared by a team: sign in, so that what you do here, and every label you save, "
              "carries who you are.")
-    if st.user.get("is_logged_in"):  # signed in, but the provider sent no email, subject or name
-        st.error("The sign-in provider sent no email, subject or name for this account; ask whoever runs the "
-                 "server.", icon=":material/error:")
+    if st.user.get("is_logged_in"):  # signed in, but the claims hold no issuer or subject
+        st.error("The sign-in provider sent no issuer or subject for this account; ask whoever runs the server.",
+                 icon=":material/error:")
     for provider in providers(auth):
         label = "Sign in" if provider is None else f"Sign in with {provider}"
         if st.button(label, type="primary", key=f"signin.{provider or 'default'}"):
@@ -124,6 +127,9 @@ def render_sidebar(who: Identity | None) -> None:
         return
     box = st.sidebar.container(border=True)
     box.text(f"Signed in as {who.shown}")  # the provider's claims: data, never Markdown
+    if who.shown != who.analyst:  # what labels are stored under, and what whoever runs the server names leads by
+        box.caption("Analyst id (stored with your labels)")
+        box.text(who.analyst)
     if box.button("Sign out", key="signin.logout", icon=":material/logout:"):
         st.logout()
 

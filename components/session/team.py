@@ -10,16 +10,19 @@ from functools import partial
 import streamlit as st
 from sqlalchemy.exc import SQLAlchemyError
 
+from backend import deployment
 from backend.labels import LabelConflict, LabelError, LabelStore, LabelStoreError
+from backend.labels import team as team_rules
 from backend.labels.agreement import agreement as compute_agreement
 from backend.labels.queue import Case
-from backend.labels.team import MAX_OVERLAP, CaseLabels, Round, leads, may_see_others, overlap_of
+from backend.labels.team import MAX_OVERLAP, CaseLabels, Round, leads, may_see_others, may_set_round, overlap_of
 from backend.report.text import plural
 from backend.schema import Dataset
 from components import labels as view
 from components import team as shape
 from components.safe import md
 from components.session import labels as session
+from components.session import signin
 
 PAGE = session.PAGE
 VIEW_KEY = f"{PAGE}.view"
@@ -49,9 +52,15 @@ def adj_state(dataset: str) -> session.QueueState:
 
 # --- the round -----------------------------------------------------------------------------------------------
 
+def round_rule() -> tuple[str, ...] | None:
+    """Who may set rounds on this server (``backend.labels.team.round_rule``): the deployment's leads; nobody on a
+    server with sign-in that names none; without either, the first round anyone's and later ones its lead's."""
+    return team_rules.round_rule(deployment.current().leads, signed_in=signin.configured())
+
+
 def round_panel(store: LabelStore, ds_key: str, analyst_key: str) -> Round | None:
-    """The dataset's round in a line, and (in an expander) the lead's controls: analysts per case and who leads.
-    The first round may be set by anyone; a later change only by its lead."""
+    """The dataset's round in a line, and (in an expander) the lead's controls: analysts per case and who leads,
+    usable by who may set the round (``round_rule``), disabled for anyone else (the store refuses them too)."""
     try:
         rnd = session.read(store, lambda s: s.round(ds_key))
     except LabelStoreError as err:
@@ -63,8 +72,13 @@ def round_panel(store: LabelStore, ds_key: str, analyst_key: str) -> Round | Non
     # new widgets for each dataset and each new setting (a widget's state outlives its default)
     overlap_key, lead_key = f"{PAGE}.round.overlap.{ds_key}.{n}", f"{PAGE}.round.lead.{ds_key}.{n}"
     with st.expander(md(shape.round_text(rnd)), icon=":material/groups:", expanded=bool(failed)):
-        may = rnd is None or leads(rnd, me)
-        if rnd is not None and not may:
+        rule = round_rule()
+        may = may_set_round(rnd, me, rule)
+        if rule is not None and not may:
+            st.caption("Only a lead this server names sets or changes a round." if rule else
+                       "This server names no leads, so nobody sets a round here: whoever runs it names them "
+                       "([deployment] leads).")
+        elif rnd is not None and not may:
             st.caption(f"Only the round's lead, {md(rnd.lead)}, changes it.")
         row = st.columns([1, 2, 1], vertical_alignment="bottom")
         row[0].number_input("Analysts per case", 1, MAX_OVERLAP, value=overlap_of(rnd), step=1, key=overlap_key,
@@ -76,7 +90,7 @@ def round_panel(store: LabelStore, ds_key: str, analyst_key: str) -> Round | Non
                                "identity).")
         row[2].button("Set round", key=f"{PAGE}.round.set", disabled=not may or not me, on_click=set_round,
                       args=(store, ds_key, analyst_key, rnd.number if rnd else None, overlap_key, lead_key))
-        if not me:
+        if not me and rule is None:
             st.caption("Enter your name above to set a round.")
         if failed:
             st.error(md(failed), icon=":material/error:")
@@ -88,7 +102,7 @@ def set_round(store: LabelStore, ds_key: str, analyst_key: str, expected: int | 
     me, source = session.analyst(analyst_key)
     try:
         rnd = store.set_round(ds_key, int(st.session_state[overlap_key]), str(st.session_state[lead_key] or ""), me,
-                              source, expected=expected)
+                              source, expected=expected, rule=round_rule())
     except LabelError as err:
         st.session_state[ROUND_ERROR] = "; ".join(err.problems)
         return

@@ -142,7 +142,7 @@ def test_an_import_is_all_or_nothing(store, ramdocs, tmp_path):
 
 
 def test_the_schema_is_at_the_newest_revision_and_migrations_go_both_ways(store):
-    assert current_revision(store.engine) == head_revision() == "0003"
+    assert current_revision(store.engine) == head_revision() == "0004"
     from alembic import command
 
     from backend.labels.store import _alembic_config

@@ -12,7 +12,7 @@ import pytest
 import sqlalchemy as sa
 
 from backend.labels import LabelConflict, LabelError, LabelStore
-from backend.labels.store import _sqlite_engine, current_revision, migrate, store_url
+from backend.labels.store import _sqlite_engine, current_revision, head_revision, migrate, store_url
 from backend.labels.files import read_labels, render
 from backend.labels.team import GoldCounts, overlap_of, resolve
 from tests.conftest import ROOT
@@ -233,9 +233,9 @@ def test_the_team_migration_keeps_every_legacy_label_and_its_chain(store_where):
     engine = _engine_at_0002(store_where)
     before = _raw(engine)
     assert len(before) == 3
-    store = LabelStore(store_where)  # opening upgrades to 0003
+    store = LabelStore(store_where)  # opening upgrades to the newest revision
     try:
-        assert current_revision(store.engine) == "0003"
+        assert current_revision(store.engine) == head_revision()
         assert _raw(store.engine) == before  # every field of every row, exactly as it was
         versions = store.versions()
         assert [(v.uid, v.kind, v.settles) for v in versions] == [(r["uid"], "analyst", []) for r in _legacy_rows()]
@@ -300,7 +300,7 @@ def test_labels_round_and_info_from_the_command_line(tmp_path):
     ds = "sample_data/ramdocs_dev"
     done = _cli("labels", "round", "--labels", db, "--dataset", ds, "--overlap", "2", "--lead", "lea", "--as", "ben")
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == f"{KEY}: round 1: 2 labels per case, lead lea (set by ben, self-declared)"
+    assert done.stdout.strip() == f"{KEY}: round 1: 2 labels per case, lead lea (set by ben, command-line)"
     refused = _cli("labels", "round", "--labels", db, "--dataset", ds, "--overlap", "3", "--lead", "ben", "--as",
                    "ben")
     assert refused.returncode == 2
@@ -318,7 +318,7 @@ def test_labels_round_and_info_from_the_command_line(tmp_path):
     info = _cli("labels", "info", "--labels", db, "--dataset", ds)
     assert info.returncode == 0, info.stderr
     lines = info.stdout.splitlines()
-    team = ("  round 1: 2 labels per case, lead lea (set by ben, self-declared); 3 of {} have 2 of 2 labels; labels "
+    team = ("  round 1: 2 labels per case, lead lea (set by ben, command-line); 3 of {} have 2 of 2 labels; labels "
             "per analyst: ana 4, ben 3; 1 adjudicated")
     assert lines[1:3] == [f"{KEY}: 4 question(s) labelled, 8 version(s); ana (self-declared) 4, ben (self-declared) 3, "
                           "lea (self-declared) 1", team.format("4 labelled cases")]
@@ -348,15 +348,19 @@ def test_an_imported_export_keeps_its_chains_so_file_and_store_agree_on_current_
     assert from_file.counts == from_store.counts and from_file.labels["ramdocs-0001"].uid == ben.uid
 
 
-def test_the_lead_is_named_without_case_or_spaces(store):
-    """A lead typed as ``ANA`` is the signed-in ``ana``: they adjudicate and change the round; ``anna`` does not."""
+def test_the_lead_is_named_exactly_but_for_surrounding_spaces(store):
+    """A lead named `` ana `` is ``ana``: they adjudicate and change the round; ``ANA`` and ``anna`` do not (issue
+    36: no case folding, look-alikes are other names: tests/security/test_identity_claims.py)."""
     ana, ben = _two(store)
-    store.set_round(KEY, 2, "ANA", "ben")
+    store.set_round(KEY, 2, " ana ", "ben")
     settled = store.adjudicate(draft(answers=["3,559"], analyst=" ana "), [ana.uid, ben.uid])
     assert (settled.analyst, settled.kind) == ("ana", "adjudicated")
-    with pytest.raises(LabelError, match=r"only the round's lead \(ANA\)"):
-        store.adjudicate(draft(answers=["3,559"], analyst="anna"), [ana.uid, ben.uid])
-    assert store.set_round(KEY, 3, "ANA", "Ana").overlap == 3
+    for other in ("anna", "ANA"):
+        with pytest.raises(LabelError, match=r"only the round's lead \(ana\)"):
+            store.adjudicate(draft(answers=["3,559"], analyst=other), [ana.uid, ben.uid])
+    with pytest.raises(LabelError, match=r"only the round's lead \(ana\) changes it; you are Ana"):
+        store.set_round(KEY, 3, "ana", "Ana")
+    assert store.set_round(KEY, 3, "ana", "ana ").overlap == 3
 
 
 def test_carry_over_copies_every_current_label_of_a_case_and_the_adjudication_names_the_copies(store):

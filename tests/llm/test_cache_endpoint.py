@@ -4,7 +4,10 @@ differently under the same model name."""
 
 from __future__ import annotations
 
+import pytest
+
 from backend.llm.client import LLMClient, LLMConfig, default_cache, endpoint_hash
+from backend.llm.urls import BadURL
 from backend.llm.reader_version import reader_version
 from backend.llm.server import running_server
 
@@ -35,18 +38,21 @@ def test_a_second_server_under_the_same_model_name_is_asked_not_answered_from_th
     cache.close()
 
 
-def test_the_endpoint_is_scheme_host_port_and_path_normalised_without_credentials_or_query():
+def test_the_endpoint_is_scheme_host_port_and_path_normalised_and_credentials_or_a_query_are_refused():
     base = endpoint_hash("http://127.0.0.1:8701/v1")
     assert endpoint_hash("http://127.0.0.1:8701/v1/") == base
-    assert endpoint_hash("HTTP://user:secret@127.0.0.1:8701/v1?key=abc#x") == base
+    assert endpoint_hash("HTTP://127.0.0.1:8701/x/../v1/.") == base  # dot segments resolved, as httpx sends it
+    for refused in ("HTTP://user:secret@127.0.0.1:8701/v1", "http://127.0.0.1:8701/v1?key=abc#x"):  # issue 36
+        with pytest.raises(BadURL, match="is refused"):
+            endpoint_hash(refused)
     assert endpoint_hash("http://127.0.0.1:8702/v1") != base      # another port
     assert endpoint_hash("http://127.0.0.1:8701/v2") != base      # another path
     assert endpoint_hash("https://127.0.0.1:8701/v1") != base     # another scheme
     assert endpoint_hash("http://localhost:8701/v1") != base      # another host name
     assert endpoint_hash("https://API.example.com/v1") == endpoint_hash("https://api.example.com:443/v1")
     assert "8701" not in base and "127.0.0.1" not in base
-    config = LLMConfig(model="openai/reader", api_base="http://u:p@127.0.0.1:8701/v1/")
-    assert config.identity == f"openai/reader@{base}" and "u:p" not in config.identity
+    config = LLMConfig(model="openai/reader", api_base="http://127.0.0.1:8701/v1/")
+    assert config.identity == f"openai/reader@{base}"
     assert LLMConfig(model="openai/reader").identity == "openai/reader"  # no endpoint: the name alone
 
 

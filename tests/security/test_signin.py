@@ -11,42 +11,28 @@ import io
 import json
 
 import pytest
-from streamlit.runtime.pages_manager import PagesManager
 from streamlit.testing.v1 import AppTest
 
 from backend.labels import LabelStore
 from components.labels import export_bytes
 from components.session.signin import Identity, identity_of, missing_settings
-from tests.app.test_labels_page import write_results
 from tests.conftest import ROOT
+from tests.security.conftest import keep_navigation_mode
 
 APP = str(ROOT / "app.py")
 AUTH = {"redirect_uri": "http://127.0.0.1:8501/oauth2callback", "cookie_secret": "x" * 32, "client_id": "cl",
         "client_secret": "not-a-real-secret",
         "server_metadata_url": "http://127.0.0.1:9/.well-known/openid-configuration"}
-ALICE = {"is_logged_in": True, "email": "alice@example.org", "sub": "alice-sub", "name": "Alice"}
+ISSUER = "https://idp.example.org"
+ALICE = {"is_logged_in": True, "iss": ISSUER, "email": "alice@example.org", "email_verified": True,
+         "sub": "alice-sub", "name": "Alice"}
+ALICE_ID = "alice-sub@idp.example.org"  # her issuer and subject (backend.labels.analysts.analyst_id)
 
 
 @pytest.fixture(autouse=True)
 def _st_navigation_app(monkeypatch):
-    """As tests/app/conftest.py: AppTest stays in st.navigation mode on every rerun (as the server does after its
-    first run), so a click is not lost to the legacy-mode rerun."""
-    original = PagesManager.__init__
-
-    def init(self, *args, **kwargs):
-        original(self, *args, **kwargs)
-        PagesManager.uses_pages_directory = False
-
-    monkeypatch.setattr(PagesManager, "__init__", init)
-
-
-@pytest.fixture
-def db(tmp_path, monkeypatch):
-    path = tmp_path / "labels.db"
-    monkeypatch.setenv("CONFLICTLENS_LABELS", str(path))
-    monkeypatch.setenv("CONFLICTLENS_CACHE_DIR", str(tmp_path / "cache"))
-    write_results(tmp_path / "cache" / "evaluations" / "ramdocs_dev-test")
-    return path
+    """AppTest in st.navigation mode (conftest.keep_navigation_mode)."""
+    keep_navigation_mode(monkeypatch)
 
 
 def _app(auth: dict | None, user: dict | None = None, query: dict | None = None) -> AppTest:
@@ -72,17 +58,20 @@ def _texts(at) -> str:
 
 # --- the identity ----------------------------------------------------------------------------------------------
 
-def test_the_analyst_is_the_email_else_the_subject_else_the_name():
-    assert identity_of(ALICE) == Identity(analyst="alice@example.org", shown="Alice (alice@example.org)")
-    assert identity_of({"is_logged_in": True, "email": "bob@example.org"}) == Identity("bob@example.org",
-                                                                                      "bob@example.org")
-    assert identity_of({"is_logged_in": True, "sub": "1234", "name": "Carol"}) == Identity("1234", "Carol")
-    assert identity_of({"is_logged_in": True, "name": "Dan"}) == Identity("Dan", "Dan")
-    # an email the provider has not verified is anyone's to claim: the subject identifies instead
-    assert identity_of({**ALICE, "email_verified": False}) == Identity("alice-sub", "Alice")
-    assert identity_of({**ALICE, "email_verified": True}).analyst == "alice@example.org"
-    assert identity_of({"is_logged_in": True, "email": " ", "sub": ""}) is None      # nothing usable
-    assert identity_of({"is_logged_in": False, "email": "eve@example.org"}) is None  # claims without a sign-in
+def test_the_analyst_is_the_issuer_and_subject_and_the_email_is_shown_only_when_verified():
+    assert identity_of(ALICE) == Identity(analyst=ALICE_ID, shown="Alice (alice@example.org)")
+    bob = {"is_logged_in": True, "iss": ISSUER, "sub": "b1", "email": "bob@example.org", "email_verified": "true"}
+    assert identity_of(bob) == Identity("b1@idp.example.org", "bob@example.org")
+    assert identity_of({"is_logged_in": True, "iss": ISSUER, "sub": "1234", "name": "Carol"}) == Identity(
+        "1234@idp.example.org", "Carol")
+    # an email the provider has not verified (false, or not said: Entra ID) is anyone's to claim: never shown
+    for unverified in ({"email_verified": False}, {"email_verified": None}, {"email_verified": "yes"}, {}):
+        claims = {k: v for k, v in ALICE.items() if k != "email_verified"} | unverified
+        assert identity_of(claims) == Identity(ALICE_ID, "Alice")
+        assert identity_of({**claims, "name": ""}) == Identity(ALICE_ID, ALICE_ID)
+    assert identity_of({"is_logged_in": True, "email": "dan@example.org", "name": "Dan"}) is None  # no iss, sub
+    assert identity_of({"is_logged_in": True, "iss": ISSUER, "sub": " "}) is None
+    assert identity_of({"is_logged_in": False, "iss": ISSUER, "sub": "eve"}) is None  # claims without a sign-in
     assert identity_of({}) is None
 
 
@@ -131,13 +120,13 @@ def test_a_signed_in_analyst_labels_as_their_identity(db):
     at.switch_page("pages/labels.py").run()
     assert not at.exception, at.exception
     assert not [w for w in at.text_input if w.label == "Your name"]  # no name to type
-    assert "alice@example.org" in [t.value for t in at.text]
+    assert ALICE_ID in [t.value for t in at.text]
     assert "Enter your name above" not in "\n".join(c.value for c in at.caption)
     next(w for w in at.multiselect if w.label == "Accepted answers").set_value(["Soccer"])
     at.button(key="labels.save").click().run()
     assert not at.exception, at.exception
     [label] = _saved(at, db)
-    assert (label.analyst, label.analyst_source) == ("alice@example.org", "signed-in")
+    assert (label.analyst, label.analyst_source) == (ALICE_ID, "signed-in")
     csv_text = export_bytes([label], "csv").decode()
     assert next(csv.DictReader(io.StringIO(csv_text)))["analyst_source"] == "signed-in"
     at.button(key="labels.previous").click().run()  # back to the labelled case: its history says signed in

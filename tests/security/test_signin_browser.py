@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
 import subprocess
 import sys
 import time
@@ -19,10 +18,12 @@ from urllib.parse import quote, urlsplit
 import pytest
 
 from backend.labels import LabelStore
+from backend.labels.analysts import analyst_id
 from tests.app.test_labels_page import write_results
 from tests.browser.conftest import app_server
 from tests.browser.walk import ms, patience, screenshot, wait_until
 from tests.conftest import ROOT
+from tests.security.conftest import write_auth_secrets
 from tests.servers import free_port, stop_process
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -77,16 +78,9 @@ def team_app(tmp_path, provider):
     """The app with sign-in: [auth] in a temporary HOME's .streamlit/secrets.toml naming the provider, a cache folder
     holding one evaluation run (the Label page's queue), and a label store in tmp_path."""
     home, cache, data, db = tmp_path / "home", tmp_path / "cache", tmp_path / "data", tmp_path / "labels.db"
-    (home / ".streamlit").mkdir(parents=True)
     write_results(cache / "evaluations" / "ramdocs_dev-test")
     port = free_port()
-    (home / ".streamlit" / "secrets.toml").write_text(
-        "[auth]\n"
-        f'redirect_uri = "http://127.0.0.1:{port}/oauth2callback"\n'
-        f'cookie_secret = "{secrets.token_hex(32)}"\n'
-        'client_id = "conflictlens"\n'
-        f'client_secret = "{secrets.token_hex(16)}"\n'
-        f'server_metadata_url = "{provider}/.well-known/openid-configuration"\n')
+    write_auth_secrets(home, port, provider)
     env = {**os.environ, "HOME": str(home), "CONFLICTLENS_CACHE_DIR": str(cache), "CONFLICTLENS_DATA_DIR": str(data),
            "CONFLICTLENS_LABELS": str(db), "PYTHONPATH": str(ROOT)}
     with app_server(env, log=tmp_path / "app.log", port=port) as url:
@@ -112,7 +106,9 @@ def _sign_in_page_only(page) -> None:
 
 def test_sign_in_label_as_the_signed_in_identity_and_sign_out(team_app, browser):
     url, provider, db = team_app
-    assert _put_json(f"{provider}/users/{quote(ALICE)}", {"email": ALICE}) == 204  # her claims at the provider
+    # her claims at the provider: a verified email (shown); she is stored as her subject at this issuer
+    assert _put_json(f"{provider}/users/{quote(ALICE)}", {"email": ALICE, "email_verified": True}) == 204
+    alice_id = analyst_id(provider, ALICE)
     context = browser.new_context(viewport={"width": 1400, "height": 1600})
     context.route("**/*", lambda route: route.continue_() if _loopback(route.request.url) else route.abort())
     page = context.new_page()
@@ -140,7 +136,7 @@ def test_sign_in_label_as_the_signed_in_identity_and_sign_out(team_app, browser)
         page.get_by_test_id("stSidebarNav").get_by_role("link", name="Label", exact=True).click()
         wait_until(page, "Save & next")
         assert not page.get_by_role("textbox", name="Your name").count()
-        assert page.get_by_text(ALICE, exact=True).count()
+        assert page.get_by_text(alice_id, exact=True).count()
         typed = page.get_by_role("textbox", name="Other accepted answers, one per line")
         typed.fill("Football")
         page.get_by_role("button", name="Save & next").click()
@@ -148,7 +144,7 @@ def test_sign_in_label_as_the_signed_in_identity_and_sign_out(team_app, browser)
         screenshot(page, "signin", "labelled")
         [label] = LabelStore(db).versions()
         assert (label.question_id, label.answers, label.analyst, label.analyst_source) == (
-            "ramdocs-0004", ["Football"], ALICE, "signed-in")
+            "ramdocs-0004", ["Football"], alice_id, "signed-in")
 
         # sign out: the provider ends its session, and the sign-in page is back (the identity cookie gone)
         sidebar.get_by_role("button", name="Sign out").click()

@@ -26,6 +26,8 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from backend.paths import write_private
+
 #: What to run when the server package is missing (``scripts/test.sh`` runs it).
 INSTALL_SERVER = "pip install xllamacpp==2026.10.11549"
 DEFAULT_CTX = 8192      # SmolLM2's training context, per slot
@@ -109,7 +111,7 @@ def run(settings: ServeSettings, *, parent_pid: int | None = None, ready_file: s
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
     if ready_file:
-        Path(ready_file).write_text(json.dumps({**asdict(settings), "pid": os.getpid(), "load_s": round(load_s, 3)}))
+        write_private(ready_file, json.dumps({**asdict(settings), "pid": os.getpid(), "load_s": round(load_s, 3)}))
     announce(f"llama.cpp serving {Path(settings.gguf).name} on http://{settings.host}:{settings.port}/v1 "
              f"(loaded in {load_s:.1f} s; {settings.parallel} slots of {settings.ctx} tokens; "
              f"{settings.threads} generation thread(s))", file=sys.stderr)

@@ -34,7 +34,7 @@ import httpx
 
 from backend.llm.local import throughput, weights
 from backend.llm.local.serve import DEFAULT_CTX, DEFAULT_PARALLEL, DEFAULT_THREADS, INSTALL_SERVER, server_installed
-from backend.paths import default_cache_dir
+from backend.paths import default_cache_dir, open_private, private_dir, write_private
 
 #: How long a start may take: loading is ~0.5 s idle, several seconds on a busy machine.
 START_TIMEOUT_S = 120.0
@@ -159,8 +159,7 @@ def _start(name: str, *, parallel: int, ctx: int, threads: int, port: int | None
     if not server_installed():  # checked here: the child's error would come later and wordier
         raise LocalModelError(f"llama.cpp's server is not installed: {INSTALL_SERVER}")
     gguf = gguf_for(name)
-    folder = state_dir()
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = private_dir(state_dir())
     for attempt in range(3):  # a free port can be taken between the look and the bind: try another
         chosen = port or _free_port()
         log, ready = folder / f"{name}-{chosen}.log", folder / f"{name}-{chosen}.ready"
@@ -168,7 +167,7 @@ def _start(name: str, *, parallel: int, ctx: int, threads: int, port: int | None
         cmd = [sys.executable, "-m", "backend", "serve-local", "--gguf", str(gguf), "--port", str(chosen),
                "--parallel", str(parallel), "--ctx", str(ctx), "--threads", str(threads), "--name", name,
                "--parent-pid", str(os.getpid()), "--ready-file", str(ready), "--no-announce"]
-        with log.open("wb") as out:
+        with open_private(log, "wb") as out:
             proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                     start_new_session=True)  # a Ctrl+C in the terminal reaches us, not it
         server = LocalServer(name=name, gguf=gguf, port=chosen, parallel=parallel, ctx=ctx, threads=threads,
@@ -211,10 +210,10 @@ def _read_announcement(name: str) -> dict | None:
 
 
 def announce(name: str, *, gguf: Path, port: int, parallel: int, ctx: int, threads: int, pid: int) -> None:
-    state_dir().mkdir(parents=True, exist_ok=True)
+    private_dir(state_dir())
     tmp = _announcement(name).with_suffix(f".{pid}.tmp")
-    tmp.write_text(json.dumps({"name": name, "gguf": str(gguf), "port": port, "parallel": parallel, "ctx": ctx,
-                               "threads": threads, "pid": pid, "digest": weights.digest(gguf)}))
+    write_private(tmp, json.dumps({"name": name, "gguf": str(gguf), "port": port, "parallel": parallel, "ctx": ctx,
+                                   "threads": threads, "pid": pid, "digest": weights.digest(gguf)}))
     tmp.replace(_announcement(name))
 
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from backend.paths import default_cache_dir
+from backend.paths import default_cache_dir, private_dir, write_private
 
 KEEP = 40
 MIN_PROMPT_TOKENS = 32
@@ -70,9 +70,9 @@ def record(digest: str, timings: dict[str, Any] | None) -> None:
                 mine[kind] = (mine.get(kind, []) + [round(float(value), 2)])[-KEEP:]
         mine["at"] = time.time()
         path = _path()
-        path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(path.parent)
         tmp = path.with_suffix(f".{threading.get_ident()}.tmp")
-        tmp.write_text(json.dumps(data))
+        write_private(tmp, json.dumps(data))
         tmp.replace(path)
 
 

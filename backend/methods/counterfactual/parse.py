@@ -34,17 +34,14 @@ def _tokens(text: str) -> list[str]:
     return re.findall(r"[^\W_]+|[^\w\s]|_", t)
 
 
-_PHRASES = [(p, _tokens(p)) for p in REFUSAL_PHRASES]
+_PHRASES = [(p, f" {' '.join(_tokens(p))} ") for p in REFUSAL_PHRASES]
 
 
 def refusal(text: str) -> str | None:
-    """The first refusal phrase occurring in ``text`` as a whole token sequence, else None."""
-    toks = _tokens(text)
-    for phrase, ptoks in _PHRASES:
-        n = len(ptoks)
-        if any(toks[i:i + n] == ptoks for i in range(len(toks) - n + 1)):
-            return phrase
-    return None
+    """The first refusal phrase occurring in ``text`` as a whole token sequence, else None. Tokens hold no space, so
+    the phrase's tokens space-joined inside the text's is the same test, one linear search per phrase."""
+    joined = f" {' '.join(_tokens(text))} "
+    return next((phrase for phrase, spaced in _PHRASES if spaced in joined), None)
 
 
 def _released(raw: str, n_passages: int, refusal_scope: str) -> CFReply:

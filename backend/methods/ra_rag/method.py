@@ -68,7 +68,7 @@ class RARAG(Method):
         if not dataset.multi_source:
             return None
         return calibration_key(self.calibration_questions(dataset), dataset.source_names(),
-                               ctx.client.config.identity, ctx.evidence_mode, self.calibration_params())
+                               ctx.client.identity, ctx.evidence_mode, self.calibration_params())
 
     async def prepare(self, dataset: Dataset, ctx: RunContext, on_progress: Progress | None = None
                       ) -> ReliabilityEstimate:
@@ -87,7 +87,7 @@ class RARAG(Method):
                               cluster=cluster, params=self.calibration_params(), scale=self.scale,
                               max_iter=self.max_iter, stable_init=self.stable_init, ties=self.ties,
                               on_progress=on_progress)
-        key = calibration_key(questions, sources, ctx.client.config.identity, ctx.evidence_mode,
+        key = calibration_key(questions, sources, ctx.client.identity, ctx.evidence_mode,
                               self.calibration_params())
         return est.model_copy(update={"dataset": dataset, "model": ctx.client.config.model, "key": key})
 
