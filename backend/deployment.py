@@ -21,8 +21,8 @@ setting                environment                     meaning
                                                        2000 MB): past it, the uploads opened longest ago are removed
 ``uploads_days``       ``CONFLICTLENS_UPLOADS_DAYS``   an upload not opened for this long is removed (default 30)
 ``max_run_calls``      ``CONFLICTLENS_MAX_RUN_CALLS``  the most model calls one run may be estimated at without asking
-                                                       (``backend.limits``; default 400); on a team server (any
-                                                       setting given) a ceiling nobody on a page can pass
+                                                       (``backend.limits``; default 400); on a team server (a
+                                                       ``[deployment]`` table) a ceiling no page can pass
 ``max_question_        ``CONFLICTLENS_MAX_QUESTION_    the most documents of a question a run may read without asking
 documents``            DOCUMENTS``                     (default 100); binding on a team server, like the calls
 ``job_grace_seconds``  ``CONFLICTLENS_JOB_GRACE_S``    how long a session's background jobs outlive its last open tab
@@ -86,7 +86,7 @@ class Deployment(BaseModel):
     max_run_calls: int = Field(limits.DEFAULT_MAX_CALLS, ge=1)
     max_question_documents: int = Field(limits.DEFAULT_MAX_DOCUMENTS, ge=1)
     job_grace_seconds: float = Field(limits.DEFAULT_JOB_GRACE_S, ge=0, allow_inf_nan=False)
-    #: Whether any setting was given (a server set up for a team) rather than every default taken.
+    #: Whether the secrets hold a ``[deployment]`` table (a server set up for a team), not the environment alone.
     configured: bool = False
 
     @property
@@ -96,7 +96,8 @@ class Deployment(BaseModel):
 
     @property
     def ceiling_binding(self) -> bool:
-        """On a team server (any setting given) nobody on a page confirms past the ceiling: its operator raises it.
+        """On a team server (a ``[deployment]`` table in the secrets) nobody on a page confirms past the ceiling: its
+        operator raises it (the environment alone sets the figures, not this: the command line's own shell).
         On one's own machine the page asks, and a yes runs it."""
         return self.configured
 
