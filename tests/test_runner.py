@@ -1,6 +1,7 @@
 """The runner: concurrency, containment, equality with sequential runs, call graph and critical path."""
 
 import asyncio
+import uuid
 
 import pytest
 
@@ -157,7 +158,9 @@ def toy(monkeypatch):
     monkeypatch.setattr(Prepared, "computed", 0)
     monkeypatch.setattr(Prepared, "fail", False)
     ds = load_dataset(SAMPLE_DATA / "ramdocs_dev")
-    yield ds.model_copy(update={"name": f"toy-{id(monkeypatch)}", "questions": ds.questions[:3]})
+    # a name of its own per test: an id() is reused once its object is freed, and a later test would then find the
+    # artefact an earlier one left on disk (seen in CI: computed 0 times)
+    yield ds.model_copy(update={"name": f"toy-{uuid.uuid4().hex}", "questions": ds.questions[:3]})
     unregister(Prepared.name)
 
 
