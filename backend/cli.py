@@ -88,6 +88,16 @@ def _add_model_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--timeout", type=float, default=60.0, help="seconds per model call")
     p.add_argument("--retries", type=int, default=2, help="retries on 429/5xx/timeouts")
     p.add_argument("--concurrency", type=int, default=4, help="model calls in flight at once")
+    from backend.methods.reading import DEFAULT_READING, READING_HELP, READINGS
+
+    p.add_argument("--ra-rag-ties", choices=["skip", "source_order"], default=None,
+                   help="RA-RAG's stage-1 ties, a question whose answers tie exactly under the current weights "
+                        "(skip, the default: no pseudo-label that iteration, so the estimate never depends on the order "
+                        "sources are listed in; source_order: the released code's behaviour, the answer seen first in "
+                        "source order: equals the released estimator number for number)")
+    p.add_argument("--reading", choices=READINGS, default=DEFAULT_READING,
+                   help="how replies are read: " + "; ".join(f"{r}: {h}" for r, h in READING_HELP.items())
+                   + ". Every run also records which decisions the other reading would change")
 
 
 def _runner(args: argparse.Namespace, ds, method_params: dict | None = None):
@@ -115,8 +125,12 @@ def _runner(args: argparse.Namespace, ds, method_params: dict | None = None):
 
     # the key for --api-base comes from the environment, never an argument (the shell's history, `ps`)
     api_key = os.environ.get(ENV_API_KEY) if args.api_base else None
+    method_params = dict(method_params or {})
+    if getattr(args, "ra_rag_ties", None):
+        method_params["ra_rag"] = {**method_params.get("ra_rag", {}), "ties": args.ra_rag_ties}
     return Runner(ds, llm=cfg, cache=cache, api_key=api_key, evidence_mode=args.evidence,
-                  method_params=method_params or {}, chroma_url=args.chroma_url)
+                  method_params=method_params, chroma_url=args.chroma_url,
+                  reading=getattr(args, "reading", "tolerant"))
 
 
 def _add_cost_args(p: argparse.ArgumentParser, max_cost_help: str) -> None:
@@ -326,8 +340,13 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
         write_private(args.html, report_html(ds, question, results))  # a new file owner-only: it quotes the data
         print(f"wrote {args.html}", file=sys.stderr)
     if args.json:
+        from backend.report.paper import inspect_metrics
+
+        # "results" are MethodResults as they are (with their reading fields); "metrics" score them: per method its own
+        # paper's metric (key), every paper's metric on this question and the lenient verdict
         print(json_text({"question": {"id": question.id, "question": question.question},
-                         "results": {m: r.model_dump(mode="json") for m, r in results.items()}}))
+                         "results": {m: r.model_dump(mode="json") for m, r in results.items()},
+                         "metrics": {m: inspect_metrics(r, question, m) for m, r in results.items()}}))
         return 0
     from backend.report import print_inspect
 
@@ -484,7 +503,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     try:
         summary = evaluate(runner, questions, names, out, resume=args.resume, retry_errors=args.retry_errors,
                            concurrency=args.concurrency, on_progress=bars.step("questions", unit="question"),
-                           gold=gold, engine=engine, max_cost=args.max_cost)
+                           gold=gold, engine=engine, max_cost=args.max_cost, other_reading=args.other_reading)
     except EvaluationError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
@@ -506,7 +525,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
 
 def _cmd_attack(args: argparse.Namespace) -> int:
     """PoisonedRAG-style attacks over a dataset: k passages for a target wrong answer per question; attack success
-    rate, accuracy and abstention per method and k."""
+    rate, answer match (lenient) and abstention per method and k."""
     from backend.evaluate import EvaluationError
     from backend.whatif.campaign import attack_dataset, attacked_questions
 
@@ -713,7 +732,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--strategies", default="direct,probability,safety",
                    help="comma-separated fusion strategies (direct, probability, safety)")
     p.add_argument("--also", default="", help="other methods that can abstain, scored the same way "
-                                                "(e.g. astute,ra_rag); their abstentions are labelled by vanilla RAG")
+                                                "(e.g. astute,ra_rag); an abstention of theirs is labelled by RC-RAG's "
+                                                "RAG answer to the same question, as in evaluate")
     p.add_argument("--limit", type=int, default=None, help="first N questions only")
     p.add_argument("--evidence", choices=["given", "retrieve"], default="given")
     p.add_argument("--format", choices=["auto", "project", "ramdocs"], default="auto")
@@ -722,7 +742,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_risk)
 
     p = sub.add_parser("evaluate", help="run methods over a dataset: results.jsonl (one row per question x method; "
-                                        "safe to kill and --resume) and summary.json")
+                                        "safe to kill and --resume) and summary.json; each method's own paper's "
+                                        "metric beside the lenient match, under both readings; an abstention is "
+                                        "labelled for risk by RC-RAG's RAG answer, as in risk --also")
     p.add_argument("--dataset", required=True)
     p.add_argument("--methods", default="all", help="comma-separated method names, or all")
     p.add_argument("--out", required=True, help="output folder (results.jsonl, summary.json)")
@@ -735,6 +757,10 @@ def build_parser() -> argparse.ArgumentParser:
                                                     "label, else the analysts' agreed one; only those questions "
                                                     "are run (disputed ones are left out and named)")
     p.add_argument("--gold-analyst", metavar="NAME", help="with --gold: only this analyst's labels")
+    p.add_argument("--other-reading", action=argparse.BooleanOptionalAction, default=True,
+                   help="also run every pair with the other --reading, from the reply cache (no new model call: a "
+                        "reply it would need that was never asked for is not requested; the offline models answer "
+                        "it), into OUT/other_reading/, and report its metrics beside this reading's (default: on)")
     p.add_argument("--engine", choices=["local", "ray"], default="local",
                    help="local: --concurrency questions at once in this process; ray: questions fanned out to the "
                         "workers of a Ray cluster, each with its own runner, --concurrency questions at once each")
@@ -751,7 +777,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_evaluate)
 
     p = sub.add_parser("attack", help="PoisonedRAG-style attacks over a dataset: per method and k, attack success "
-                                      "rate, accuracy and abstention (results.jsonl, summary.json; --resume)")
+                                      "rate, answer match (lenient) and abstention (results.jsonl, summary.json; "
+                                      "--resume)")
     p.add_argument("--dataset", required=True)
     p.add_argument("--k", default="1,3,5", help="comma-separated numbers of injected passages (0: the clean question "
                                                 "as a baseline; default 1,3,5)")

@@ -39,9 +39,9 @@ from backend.methods import SPECS
 from backend.methods.base import run_sync
 from backend.paths import PRIVATE_FILE_MODE, open_private, private_dir, write_private
 from backend.schema import Dataset, LLMCall, MethodResult, Question
-from backend.schema.summary import Summary
-from backend.scoring import (accuracy, count_folds, precision_recall_f1, refused, risk_fold, risk_metrics,
-                             strict_em)
+from backend.schema.summary import Scores, Summary
+from backend.scoring import (PAPER_METRICS, accuracy, count_folds, paper_score, precision_recall_f1, refused,
+                             risk_fold, risk_metrics, strict_em)
 
 RESULTS = "results.jsonl"
 SUMMARY = "summary.json"
@@ -202,7 +202,7 @@ def spending_limit(runner, max_cost: float | None) -> Budget | None:
 def evaluate(runner, questions: list[Question], methods: list[str], out_dir: str | Path, resume: bool = False,
              retry_errors: bool = False, concurrency: int = 4, on_progress: Progress | None = None,
              gold: dict[str, Any] | None = None, engine: Engine = local_engine,
-             max_cost: float | None = None) -> dict[str, Any]:
+             max_cost: float | None = None, other_reading: bool = False) -> dict[str, Any]:
     """Run ``methods`` on ``questions``, append each pair's row to ``out_dir/results.jsonl``, write
     ``out_dir/summary.json`` and return the summary (``summarize``).
 
@@ -218,17 +218,76 @@ def evaluate(runner, questions: list[Question], methods: list[str], out_dir: str
     row is an error). Without ``resume`` an existing non-empty results file is an error (nothing is overwritten).
     ``gold``: where the questions' gold answers came from when not from the dataset (``backend.labels.gold``),
     recorded in the summary. Raises ``EvaluationError`` for an unusable ``out_dir`` or a Ray cluster whose workers
-    cannot start."""
+    cannot start.
+
+    ``other_reading``: also run every pair with the other reading (``backend.methods.reading``: tolerant or paper)
+    into ``out_dir/other_reading/`` (its own results file, resumable alike), from the reply cache: a reply the other
+    reading needs and nobody asked for before (a prompt built from an answer read the other way) is not requested
+    (replay mode: the row is counted ``not_replayed``), except from the offline models, whose replies cost nothing.
+    Each method's summary entry then has ``other_reading``: that reading's metrics on the same questions."""
     out = Path(out_dir)
     budget = spending_limit(runner, max_cost)
     with folder_lock(out):
         results, notes = run_pairs(runner, questions, methods, out, resume=resume, retry_errors=retry_errors,
                                    concurrency=concurrency, on_progress=on_progress, engine=engine, budget=budget)
-        summary = Summary.model_validate(summarize(runner.dataset, results, methods=methods, questions=questions,
-                                                   model=runner.llm.model, notes=notes, gold=gold,
-                                                   stopped=_stopped(budget, notes))).as_dict()
+        summary = summarize(runner.dataset, results, methods=methods, questions=questions, model=runner.llm.model,
+                            notes=notes, gold=gold, stopped=_stopped(budget, notes))
+        if other_reading and (why := other_reading_refused(runner)):
+            summary["notes"].append(why)
+        elif other_reading and not _stopped(budget, notes):
+            others, other_notes = run_pairs(other_reading_runner(runner), questions, methods, out / OTHER_READING,
+                                            resume=True, retry_errors=retry_errors, concurrency=concurrency,
+                                            engine=engine)
+            add_other_reading(summary, runner, others, questions)
+            summary["notes"] += [f"other reading: {n}" for n in other_notes]
+        summary = Summary.model_validate(summary).as_dict()
         write_json(out / SUMMARY, summary)  # through the model: the file is what backend.outputs reads
     return summary
+
+
+#: The folder, inside an evaluation's, of the same pairs run with the other reading (``evaluate``'s ``other_reading``).
+OTHER_READING = "other_reading"
+
+
+def other_reading_refused(runner) -> str | None:
+    """Why the other reading cannot be run from the reply cache (a run without one, of a model whose replies are not
+    computed here), else None."""
+    if runner.llm.model.startswith("offline/") or runner.cache is not None:
+        return None
+    return ("other reading not run: this run has no reply cache to read the other way from (it would have to call "
+            "the model again); run with the cache on, or with --no-other-reading")
+
+
+def other_reading_runner(runner):
+    """A copy of ``runner`` reading replies the other way, answering from the reply cache only (a miss is an error,
+    never a request), except with the offline models, whose replies are computed here and cost nothing."""
+    import dataclasses
+
+    from backend.methods.reading import other
+
+    llm = runner.llm if runner.llm.model.startswith("offline/") else runner.llm.model_copy(
+        update={"cache_mode": "replay"})
+    return dataclasses.replace(runner, reading=other(runner.reading), llm=llm, log=None)
+
+
+def not_replayed(result: MethodResult) -> bool:
+    """The other reading needed a reply the cache does not hold (``other_reading_runner``'s replay mode)."""
+    return bool(result.error) and ": replay_miss: " in result.error
+
+
+def add_other_reading(summary: dict[str, Any], runner, others: dict[Pair, MethodResult],
+                      questions: list[Question]) -> None:
+    """Each method's ``other_reading`` entry of ``summary``: the other reading's metrics over the rows it could run."""
+    from backend.methods.reading import other
+
+    other_summary = summarize(runner.dataset, {k: r for k, r in others.items() if not not_replayed(r)},
+                              methods=list(summary["methods"]), questions=questions)
+    for m, entry in summary["methods"].items():
+        theirs = other_summary["methods"][m]
+        entry["other_reading"] = {"reading": other(runner.reading),
+                                  "scores": {k: theirs[k] for k in Scores.model_fields if k in theirs},
+                                  "risk": theirs.get("risk"),
+                                  "not_replayed": sum(not_replayed(r) for (q, mm), r in others.items() if mm == m)}
 
 
 def write_json(path: Path, data: Any) -> None:
@@ -384,18 +443,45 @@ def _unanswerable(q: Question) -> bool:
 def _scores(pairs: list[tuple[Question, MethodResult]]) -> dict[str, Any]:
     """The answer metrics of a group of rows, in percent. Errors are counted apart and scored as nothing: the
     metrics are over the rows without error whose question has gold answers or is labelled unanswerable
-    (``scored``); on an unanswerable question accuracy and strict EM mean abstaining, and P/R/F1 leave it out."""
+    (``scored``); on an unanswerable question every match means abstaining, and P/R/F1 leave it out.
+
+    ``lenient_match`` and ``lenient_all_gold`` are the project's lenient match (``scoring.accuracy`` and
+    ``scoring.strict_em``: "answer match (lenient)", "all gold, no wrong (lenient)"); the papers' own metrics follow
+    under their keys (``scoring.PAPER_METRICS``: squad_em, squad_f1, gold_in_response, ramdocs_em)."""
     ok = [(q, r) for q, r in pairs if not r.error]
     gold = [(q, r) for q, r in ok if q.gold_answers or _unanswerable(q)]
     prf = [precision_recall_f1(r.answers, q.gold_answers) for q, r in gold if q.gold_answers]
+    paper = {key: _mean([100 * v for q, r in gold
+                         if (v := paper_score(key, r.answers, q, refused(r))) is not None], 2)
+             for key in PAPER_METRICS}
     return {"n": len(pairs), "errors": len(pairs) - len(ok), "scored": len(gold),
-            "accuracy": _pct(sum(accuracy(r.answers, q.gold_answers) if q.gold_answers else refused(r)
-                                 for q, r in gold), len(gold)),
-            "strict_em": _pct(sum(strict_em(r.answers, q.gold_answers, q.wrong_answers) if q.gold_answers
-                                  else refused(r) for q, r in gold), len(gold)),
+            "lenient_match": _pct(sum(accuracy(r.answers, q.gold_answers) if q.gold_answers else refused(r)
+                                      for q, r in gold), len(gold)),
+            "lenient_all_gold": _pct(sum(strict_em(r.answers, q.gold_answers, q.wrong_answers) if q.gold_answers
+                                         else refused(r) for q, r in gold), len(gold)),
             "precision": _mean([100 * p for p, _, _ in prf], 2), "recall": _mean([100 * r for _, r, _ in prf], 2),
             "f1": _mean([100 * f for _, _, f in prf], 2),
-            "refusal_rate": _pct(sum(refused(r) for _, r in ok), len(ok))}
+            "refusal_rate": _pct(sum(refused(r) for _, r in ok), len(ok)), **paper}
+
+
+def reading_counts(results: list[MethodResult]) -> dict[str, Any]:
+    """How much a method's decisions lean on the reading (``backend.methods.reading``): the reading its rows were
+    read with ("mixed" when they differ), the decisions read, those the other reading would have read differently
+    (``reading_dependent``, and as a percentage of the decisions), and the rows with at least one such decision."""
+    ok = [r for r in results if not r.error]
+    readings = sorted({r.reading for r in ok})
+    decisions = sum(r.decisions_read for r in ok)
+    dependent = sum(len(r.reading_differences) for r in ok)
+    return {"reading": readings[0] if len(readings) == 1 else ("mixed" if readings else None),
+            "decisions_read": decisions, "reading_dependent": dependent,
+            "reading_dependent_pct": _pct(dependent, decisions),
+            "rows_reading_dependent": sum(bool(r.reading_differences) for r in ok)}
+
+
+def own_metric(method: str) -> str | None:
+    """The key of the method's own paper's metric (``MethodSpec.paper_metric``: a ``scoring.PAPER_METRICS`` key, or
+    "risk" for RC-RAG's risk and coverage); None for a method no paper scores (a test's toy)."""
+    return SPECS[method].paper_metric if method in SPECS else None
 
 
 def _slices(q: Question) -> dict[str, list[str]]:
@@ -419,8 +505,9 @@ def summarize(dataset: Dataset, results: dict[Pair, MethodResult], methods: list
     F1 / refusal rate (percent, over ``scored`` rows: no error, gold answers known), mean calls, tokens and wall
     time per row, ``format_failures`` (percent of its replies it could not read: ``format_counts``), and, for a
     method that abstained at least once or is ``selective``, RC-RAG's folds and risk
-    metrics (an abstention without a candidate answer is labelled by the ``reference`` method's answer, vanilla
-    RAG's, to the same question when there is one);
+    metrics (an abstention without a candidate answer is labelled by the ``reference`` method's candidate answer,
+    RC-RAG's RAG answer to the same question, when RC-RAG ran on it: the benchmark's label, as in ``risk --also``;
+    without it the row is ``unlabelled``);
     ``slices``: the same answer metrics per RAMDocs mix (misinfo / noise / ambiguity / clean), ``meta["scenario"]``
     and number of documents, where the data has them.
 
@@ -434,7 +521,7 @@ def summarize(dataset: Dataset, results: dict[Pair, MethodResult], methods: list
     questions = dataset.questions if questions is None else questions
     if methods is None:
         methods = list(dict.fromkeys(m for _, m in results))
-    # the keep-everything reference (``MethodSpec.reference``) whose answer labels another method's abstentions
+    # the reference (``MethodSpec.reference``: RC-RAG) whose RAG answer labels another method's abstentions
     reference = next((n for n, s in SPECS.items() if s.reference), None)
     per: dict[str, Any] = {}
     for m in methods:
@@ -448,9 +535,11 @@ def summarize(dataset: Dataset, results: dict[Pair, MethodResult], methods: list
                                  "mean_completion_tokens": _mean([sum(c.completion_tokens for c in r.calls)
                                                                   for _, r in rows], 1),
                                  "mean_wall_s": _mean([r.wall_s for _, r in rows], 3),
-                                 **format_counts(calls), **calls_cost(calls)}
+                                 **format_counts(calls), **calls_cost(calls),
+                                 **reading_counts([r for _, r in rows]),
+                                 "own_metric": own_metric(m)}
         if any(r.abstained for _, r in rows if not r.error) or (m in SPECS and SPECS[m].selective):
-            ref = None if m == reference else reference  # the keep-every-answer reference labels abstentions
+            ref = None if m == reference else reference  # RC-RAG's RAG answer labels abstentions, as in risk --also
             folds = [risk_fold(r, q, results.get((q.id, ref)) if ref else None) for q, r in rows]
             counts = count_folds(folds)
             entry["risk"] = {**counts, **risk_metrics(counts), "unlabelled": sum(f is None for f in folds)}

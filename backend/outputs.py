@@ -15,7 +15,13 @@ never repaired on disk (``backend.evaluate`` repairs on resume). A folder that c
     from backend.data import load_dataset
     from backend.outputs import open_evaluation
     ev = open_evaluation("out/eval", lambda name: load_dataset("sample_data/ramdocs_dev"))
-    ev.summary.methods["vanilla_rag"].accuracy
+    ev.summary.methods["vanilla_rag"].lenient_match      # the project's lenient answer match (none of the papers')
+    ev.summary.methods["madam"].paper("ramdocs_em")       # a paper's own metric, by its key (scoring.PAPER_METRICS)
+    ev.summary.methods["madam"].own_metric                # the key of the method's own paper's metric
+    ev.summary.methods["madam"].other_reading             # the same rows read the other way, when it was run
+
+A summary written before the papers' metrics were kept (keys ``accuracy``, ``strict_em``) loads with them as
+``lenient_match`` and ``lenient_all_gold``.
 """
 
 from __future__ import annotations
@@ -24,12 +30,14 @@ import json
 from collections.abc import Callable, Iterable
 from datetime import datetime
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from backend import errors, files
-from backend.evaluate import RESULTS, SUMMARY, load_results, read_rows, results_of, summarize
+from backend.evaluate import (OTHER_READING, RESULTS, SUMMARY, add_other_reading, load_results, read_rows, results_of,
+                              summarize)
 from backend.methods import METHODS
 from backend.report.text import plural
 from backend.schema import Dataset, MethodResult, Question
@@ -223,6 +231,7 @@ def open_evaluation(path: str | Path, find_dataset: Callable[[str], Dataset | No
         questions = [q for q in dataset.questions if q.id in asked]
         summary = summarize(dataset, read.results, methods=read.methods, questions=questions, model=read.model,
                             notes=notes, stopped=_stopped(p.parent / SUMMARY, confined))
+        _with_other_reading(summary, dataset, read, questions, notes, confined)
         return Evaluation(summary=Summary.model_validate(summary), results=read.results, dataset=dataset, path=p,
                           notes=notes)
     if not (p.parent / SUMMARY).exists():
@@ -232,6 +241,29 @@ def open_evaluation(path: str | Path, find_dataset: Callable[[str], Dataset | No
     notes += [f"The dataset {name!r} is not loaded here: showing {p.parent / SUMMARY} as written; pick the "
               "dataset in the sidebar to see the questions and verdicts."]
     return Evaluation(summary=summary, results=read.results, dataset=None, path=p, notes=notes)
+
+
+def _with_other_reading(summary: dict[str, Any], dataset: Dataset, read: Results, questions: list[Question],
+                        notes: list[str], confined: bool) -> None:
+    """Each method's ``other_reading`` of a recomputed ``summary``, from the rows beside the evaluation's
+    (``OTHER_READING/results.jsonl``, written by ``evaluate(..., other_reading=True)``), as ``evaluate`` computes it;
+    nothing when there are none. Read only, like the rest: an unreadable file is a note."""
+    path = read.path.parent / OTHER_READING / RESULTS
+    if not path.is_file():
+        return
+    try:
+        rows, other_notes = read_rows(path, max_bytes=None, confine_as=RESULTS_FILE if confined else None)
+        others, other_notes = results_of(rows, other_notes, path)
+    except (files.FileRefused, OSError, UnicodeDecodeError) as err:
+        notes.append(f"{path}: cannot be read ({getattr(err, 'reason', err)}); the other reading is not shown")
+        return
+    notes += other_notes
+    readings = sorted({r.reading for r in read.results.values() if not r.error})
+    if not others or len(readings) != 1:  # no row, or main rows of both readings (resumed with another --reading)
+        return
+    known = {q.id for q in questions}
+    others = {(q, m): r for (q, m), r in others.items() if q in known and m in summary["methods"]}
+    add_other_reading(summary, SimpleNamespace(dataset=dataset, reading=readings[0]), others, questions)
 
 
 class RunInfo(BaseModel):

@@ -36,6 +36,7 @@ from backend.limits import Stopped
 from backend.llm.client import CallLog, LLMClient, LLMConfig, default_cache
 from backend.methods import METHODS
 from backend.methods.base import Method, Progress, RunContext, run_sync
+from backend.methods.reading import DEFAULT_READING, Reading, Readings
 from backend.schema import Dataset, EvidenceMode, MethodResult, Preparation, Question, strip_truth
 from backend.schema.data import EDITED_FROM
 
@@ -90,6 +91,8 @@ class Runner:
     method_params: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: A chroma server (``http://host:port``) holding the retrieval index instead of the cache folder's embedded one.
     chroma_url: str | None = None
+    #: How methods read replies (``backend.methods.reading``): the project's tolerant readers or the papers' rules.
+    reading: Reading = DEFAULT_READING
     #: The truth-stripped dataset and a retriever over it, when the caller keeps them for many runners (the app: one
     #: per dataset per process): stripping copies every document, and each new retriever re-checks the whole index.
     stripped_dataset: Dataset | None = None
@@ -169,7 +172,8 @@ class Runner:
         return RunContext(client=self._client.for_method(name, dataset=self.stripped.name, question_id=question_id),
                           retriever=retriever,
                           evidence_mode=self.evidence_mode, top_k=self.top_k,
-                          sources=self.stripped.source_names(), prepared=prepared)
+                          sources=self.stripped.source_names(), prepared=prepared,
+                          readings=Readings(self.reading))
 
     # -- dataset-level preparation: computed on the stripped dataset on first need, kept in memory and on disk
 
@@ -378,12 +382,13 @@ class Runner:
                 raise RuntimeError(self._failed[name])
             artefact = await self.aprepare(name)
         except Exception as err:  # noqa: BLE001 - reported as this method's error; the others still run
-            return MethodResult(method=name, question_id=q.id, params=method.params(),
+            return MethodResult(method=name, question_id=q.id, params=method.params(), reading=self.reading,
                                 error=f"{method.prepare_label} failed: {text_of(err)}")
         try:
             ctx = self.context(name, artefact, question_id=q.id, edited=edited)
         except Exception as err:  # noqa: BLE001 - e.g. the retrieval index cannot be opened: this method's error
-            return MethodResult(method=name, question_id=q.id, params=method.params(), error=text_of(err))
+            return MethodResult(method=name, question_id=q.id, params=method.params(), reading=self.reading,
+                                error=text_of(err))
         result = await method.arun(q, ctx)
         if artefact is not None and (preparation := self.preparation(name)) is not None:
             reused = preparation.computed_at < started  # computed by an earlier run: this one paid nothing

@@ -54,9 +54,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, Literal
 
-from backend.answers import contains_match, exact_match, is_idk, names, normalize, rc_rag_correct
+from backend.answers import contains_match, exact_match, is_idk, names, normalize, rc_rag_correct, token_f1
 from backend.schema import Document, MethodResult, Question, ReliabilityEstimate, Source
 
 Verdict = Literal["correct", "correct + extras", "partly correct", "wrong", "unreadable", "abstained", "error",
@@ -169,6 +170,98 @@ def evaluation(answers: list[str], question: Question) -> dict[str, Any]:
             "included wrong": [a for a in answers if answer_kind(a, question) == "wrong"]}
 
 
+# --- the papers' own metrics, under the papers' names ------------------------------------------------------------
+#
+# The project's ``accuracy`` and ``strict_em`` above read answers with ``answers.names`` (the lenient match: any order,
+# a gold inside the answer, a shorter form of exactly one gold): the right rule for a dashboard, none of the papers'.
+# The summary calls them "answer match (lenient)" and "all gold, no wrong (lenient)"; each paper's table is compared
+# with the metric below that reproduces its rule (README, "Which number to compare with which paper").
+
+def prediction_text(answers: list[str]) -> str:
+    """The method's answer as one text, as the papers score it: its predicted answers joined by ", " (one answer for
+    every single-answer method); "" for an abstention ("I don't know" is no answer: the papers count it wrong)."""
+    return ", ".join(predicted(answers))
+
+
+def squad_em(answers: list[str], gold: list[str]) -> bool:
+    """SQuAD exact match (Rajpurkar et al. 2016), the max over gold answers: the normalised answer equals a normalised
+    gold answer. RA-RAG's metric (docs/methods/ra_rag.md §6: Tables 1–9, "IDK counts as wrong") and BRIDGE's EM on
+    RQA and HQA_P (docs/methods/bridge.md §6, Table 1)."""
+    text = normalize(prediction_text(answers))
+    return bool(text) and any(text == normalize(g) for g in gold if normalize(g))
+
+
+def squad_f1(answers: list[str], gold: list[str]) -> float:
+    """SQuAD token F1, the max over gold answers (0 for an abstention): reported beside EM, as SQuAD's script does."""
+    text = prediction_text(answers)
+    return max((token_f1(text, g) for g in gold if normalize(g)), default=0.0) if text else 0.0
+
+
+def gold_in_response(answers: list[str], gold: list[str]) -> bool:
+    """Astute RAG's accuracy (docs/methods/astute.md §5 "Metric", Tables 1, 3–5, 7): the response *contains* a gold
+    answer, the answer "extracted from the special tokens" (the final answer the method read). The spec's choice
+    (P12): SQuAD normalisation, then a substring test over any gold variant, as characters (so "1" is inside "1990":
+    the paper's rule is a substring test, and the spec keeps it literal)."""
+    text = normalize(prediction_text(answers))
+    return bool(text) and any(normalize(g) in text for g in gold if normalize(g))
+
+
+def ramdocs_em(answers: list[str], gold: list[str], wrong: list[str]) -> bool:
+    """RAMDocs exact match, which MADAM-RAG calls accuracy (docs/methods/madam.md §3.6, Table 1): the output contains
+    **all** gold answers and **no** wrong (misinformation) answer.
+
+    Which rule decides the containment: the paper's text, since the released code has no evaluator (§3.6: "[C] has no
+    evaluator"), read as the spec's §8.7 decides: against the parsed answer list, never the explanation (explanations
+    name the rejected misinformation: "Agent 3 … 1998"); an answer matches a gold or wrong answer when their
+    normalised forms are equal or one holds the other as whole words (``answers.contains_match``: "3,559" and "3,559
+    people"); a wrong answer equal to a gold answer is ignored. No gold answers: never correct."""
+    gold = [g for g in gold if normalize(g)]
+    if not gold:
+        return False
+    pred = predicted(answers)
+    bad = [w for w in wrong if normalize(w) and not any(exact_match(w, g) for g in gold)]
+    all_gold = all(any(contains_match(p, g) for p in pred) for g in gold)
+    return all_gold and not any(contains_match(p, w) for p in pred for w in bad)
+
+
+@dataclass(frozen=True)
+class PaperMetric:
+    """One paper's answer metric, as its table reports it."""
+
+    key: str           # the summary's key
+    name: str          # the paper's name for it
+    papers: str        # whose tables report it
+    rule: str          # the rule, in a line
+    tables: str        # which published table a figure of ours is set beside
+    score: Callable[[list[str], Question], float]   # one answer list against one question, in [0, 1]
+
+
+PAPER_METRICS: dict[str, PaperMetric] = {m.key: m for m in (
+    PaperMetric("squad_em", "EM (SQuAD)", "RA-RAG, BRIDGE", "the normalised answer equals a gold answer (max over "
+                "gold); \"I don't know\" is wrong", "RA-RAG Tables 1–9; BRIDGE Table 1 (RQA, HQA_P EM)",
+                lambda a, q: float(squad_em(a, q.gold_answers))),
+    PaperMetric("squad_f1", "F1 (SQuAD)", "SQuAD's script, beside EM", "token F1 against the best gold answer",
+                "no paper table (shown beside EM)", lambda a, q: squad_f1(a, q.gold_answers)),
+    PaperMetric("gold_in_response", "accuracy (gold in response)", "Astute RAG", "the normalised response contains a "
+                "normalised gold answer (substring)", "Astute RAG Tables 1, 3–5, 7",
+                lambda a, q: float(gold_in_response(a, q.gold_answers))),
+    PaperMetric("ramdocs_em", "accuracy (RAMDocs exact match)", "MADAM-RAG", "every gold answer and no wrong answer "
+                "in the parsed answer list (equal or whole-word containment)", "MADAM-RAG Table 1 (RAMDocs, FaithEval, "
+                "AmbigDocs)", lambda a, q: float(ramdocs_em(a, q.gold_answers, q.wrong_answers))),
+)}
+#: RC-RAG's own metrics are its risk and coverage (``risk_metrics`` below: its Tables 1–3).
+RISK_METRIC_NAME = "risk / coverage"
+
+
+def paper_score(key: str, answers: list[str], question: Question, abstained: bool) -> float | None:
+    """``PAPER_METRICS[key]`` of one answer list; on a question labelled unanswerable (no gold answers) an abstention
+    is right (1) and anything else wrong (0), as BRIDGE scores its refuse-to-answer items; None without gold answers
+    otherwise."""
+    if not question.gold_answers:
+        return (1.0 if abstained else 0.0) if question.meta.get("unanswerable") else None
+    return PAPER_METRICS[key].score(answers, question)
+
+
 # --- selective answering: RC-RAG's risk metrics (docs/methods/counterfactual.md §5.1-5.2) ----------------------------
 
 Fold = Literal["AK", "AD", "UK", "UD"]
@@ -273,4 +366,5 @@ def reliability_vs_truth(est: ReliabilityEstimate, truth: list[Source]) -> dict[
 
 __all__ = ["Verdict", "AnswerKind", "predicted", "unreadable", "refused", "counted_wrong", "named_gold", "strict_em",
            "accuracy", "precision_recall_f1", "extra_answers", "answer_kind", "verdict", "evaluation", "answerable",
-           "risk_fold", "doc_kind", "pearson", "reliability_vs_truth", "exact_match"]
+           "risk_fold", "doc_kind", "pearson", "reliability_vs_truth", "exact_match", "prediction_text", "squad_em",
+           "squad_f1", "gold_in_response", "ramdocs_em", "PaperMetric", "PAPER_METRICS", "paper_score"]

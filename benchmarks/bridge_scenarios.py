@@ -1,12 +1,15 @@
 """BRIDGE on the scenarios set: its leaf against the scenario kind (FA, FI, FE and RA, the last two split into
 evolution and perpetuation), S1 (its scorer's K_int ↔ K_ext similarity) per kind, whose knowledge each method's
-answer follows (``astute_scenarios.behaviour``), answer accuracy beside closed book and vanilla RAG, and BRIDGE's
+answer follows (``astute_scenarios.behaviour``), answers scored beside closed book and vanilla RAG, and BRIDGE's
 mean calls per question.
 
     .venv/bin/python benchmarks/bridge_scenarios.py [--dataset sample_data/scenarios] [--params JSON]
 
-Accuracy as in the paper (docs/methods/bridge.md §6): an RA question (gold "I don't know") is answered correctly
-only by abstaining; any other by a gold answer (``backend.scoring.accuracy``). Scenario labels and gold answers are
+Two scores, both with the paper's RA rule (docs/methods/bridge.md §6): an RA question (gold "I don't know") is
+answered correctly only by abstaining (an unreadable reply is not an abstention, P17). Any other question: ``EM
+(SQuAD)`` — the normalised answer equals a gold answer, BRIDGE's own metric for datasets without options
+(``backend.scoring.squad_em``) — and ``answer match (lenient)`` — a gold answer named, the project's rule
+(``backend.scoring.accuracy``), none of the papers'. Scenario labels and gold answers are
 read after the run only. A memory that is a document's passage or its entity-swapped twin (``meta.memory_twin``) is
 counted apart on the S1 line: the scorer barely tells such a pair apart (docs/methods/bridge.md §8.16). This prints
 what happens, it asserts nothing. The LAST line printed is one JSON object.
@@ -29,17 +32,22 @@ if str(ROOT) not in sys.path:
 
 from backend.llm.formats import is_idk  # noqa: E402
 from backend.schema import MethodResult, Question  # noqa: E402
-from backend.scoring import accuracy, refused  # noqa: E402
+from backend.scoring import accuracy, refused, squad_em  # noqa: E402
 from benchmarks.astute_scenarios import KINDS, behaviour, behaviour_lines, kind  # noqa: E402
 
 METHODS = ("bridge", "no_rag", "vanilla_rag")
 LEAVES = ("FA", "FI", "FE", "RA")
 
 
-def correct(result: MethodResult, q: Question) -> bool:
+#: The scores: BRIDGE's own (its paper's EM) and the project's lenient match.
+RULES = {"squad_em": squad_em, "lenient_match": accuracy}
+
+
+def correct(result: MethodResult, q: Question, rule: str = "lenient_match") -> bool:
+    """Right by ``rule`` (a ``RULES`` key); on an RA question only a refusal is right, by either rule."""
     if all(is_idk(g) for g in q.gold_answers):   # RA: only a refusal is right; an unreadable reply is not one (P17)
         return not result.error and refused(result)
-    return accuracy(result.answers, q.gold_answers)
+    return RULES[rule](result.answers, q.gold_answers)
 
 
 def s1_stats(questions: list[Question], results: dict[str, dict[str, MethodResult]]) -> dict[str, dict]:
@@ -64,14 +72,18 @@ def summary(questions: list[Question], results: dict[str, dict[str, MethodResult
         trace = results[q.id]["bridge"].trace
         if trace is not None and kind(q) in confusion:
             confusion[kind(q)][trace.leaf] += 1
-    acc = {m: round(sum(correct(results[q.id][m], q) for q in questions) / len(questions), 4) for m in METHODS}
-    per = {s: {m: round(sum(correct(results[q.id][m], q) for q in qs) / len(qs), 4) for m in METHODS}
-           for s in LEAVES if (qs := [q for q in questions if q.meta.get("scenario") == s])}
+    def rate(qs: list[Question], m: str, rule: str) -> float:
+        return round(sum(correct(results[q.id][m], q, rule) for q in qs) / len(qs), 4)
+
+    scores = {rule: {m: rate(questions, m, rule) for m in METHODS} for rule in RULES}
+    per = {rule: {s: {m: rate(qs, m, rule) for m in METHODS}
+                  for s in LEAVES if (qs := [q for q in questions if q.meta.get("scenario") == s])} for rule in RULES}
     calls = [len(results[q.id]["bridge"].calls) for q in questions]
     cycles = Counter(len(results[q.id]["bridge"].trace.cycles) - 1 for q in questions
                      if results[q.id]["bridge"].trace is not None)
     return {"confusion": confusion, "s1": s1_stats(questions, results), "behaviour": behaviour(questions, results),
-            "accuracy": acc, "accuracy_by_scenario": per,
+            "squad_em": scores["squad_em"], "squad_em_by_scenario": per["squad_em"],
+            "lenient_match": scores["lenient_match"], "lenient_match_by_scenario": per["lenient_match"],
             "bridge_mean_calls": round(sum(calls) / len(calls), 3),
             "bridge_mean_calls_without_k_int": round(sum(calls) / len(calls) - 1, 3),
             "reflection_cycles": dict(sorted(cycles.items())),
@@ -103,7 +115,8 @@ def main(argv: list[str] | None = None) -> int:
                 f"({s1['twins_above_alpha']}/{s1['twins']})" if s1 else "   no memory")
         print(f"{k:<16} {'':>6}" + "".join(f"{row[leaf]:>6}" for leaf in LEAVES) + tail)
     print("\n".join(behaviour_lines(out["behaviour"])))
-    print("accuracy:", "  ".join(f"{m} {v:.3f}" for m, v in out["accuracy"].items()))
+    print("EM (SQuAD), BRIDGE's metric:", "  ".join(f"{m} {v:.3f}" for m, v in out["squad_em"].items()))
+    print("answer match (lenient, the project's):", "  ".join(f"{m} {v:.3f}" for m, v in out["lenient_match"].items()))
     print(f"BRIDGE mean calls {out['bridge_mean_calls']} ({out['bridge_mean_calls_without_k_int']} without K_int); "
           f"reflection cycles {out['reflection_cycles']}")
     print(json.dumps({"dataset": args.dataset, "params": json.loads(args.params), **out}))

@@ -5,8 +5,11 @@ other), on every question of a dataset.
 
 Per question, the reader's answer is the offline model's ``keyword_answer`` (the answer most passages support, as
 vanilla RAG gets it); per document, its reading of that one passage. Figures:
-  * accuracy — the question's answer names a gold answer (``backend.scoring.accuracy``); per document, the
-    correct documents' answers naming their labelled answer;
+  * answer match (lenient) — the question's answer names a gold answer (``backend.scoring.accuracy``: the project's
+    rule, none of the papers'); per document, the correct documents' answers naming their labelled answer;
+  * EM (SQuAD) — beside it, the answer equals a gold answer after SQuAD normalisation (``backend.scoring.squad_em``,
+    the metric of RA-RAG's and BRIDGE's papers and of vanilla RAG, whose answer this is); per document, against the
+    labelled answer;
   * type mismatch — answers given whose text is not of the type the question asks for (``reader.atype.fits``:
     who -> a person or organisation, when -> a date, how many -> a number, where -> a place), over all answers given
     (questions) or over all labelled documents (documents); what / other questions are not checked. The check
@@ -50,6 +53,7 @@ def run(questions) -> dict:
         bucket = atype.wh_bucket(q.question)
         qrows.append({"id": q.id, "question": q.question, "bucket": bucket, "qtype": qtype, "answer": answer,
                       "correct": bool(answer) and scoring.accuracy([answer], list(q.gold_answers)),
+                      "em": bool(answer) and scoring.squad_em([answer], list(q.gold_answers)),
                       "mismatch": bool(answer) and not atype.fits(qtype, answer, q.question)})
         for d, r in zip(q.documents, readings):
             if d.label is None:
@@ -58,6 +62,7 @@ def run(questions) -> dict:
             drows.append({"id": d.id, "question": q.question, "bucket": bucket, "type": d.label.type,
                           "answer": r.answer, "reason": r.signals.get("reason"),
                           "correct": bool(r.answer and label) and scoring.accuracy([r.answer], [label]),
+                          "em": bool(r.answer and label) and scoring.squad_em([r.answer], [label]),
                           "mismatch": bool(r.answer) and not atype.fits(qtype, r.answer, q.question)})
     return {"questions": qrows, "documents": drows}
 
@@ -75,10 +80,12 @@ def table(rec: dict) -> dict:
         cor = [r for r in ds if r["type"] == "correct"]
         noise = [r for r in ds if r["type"] == "noise"]
         answered = [r for r in qs if r["answer"]]
-        out[b] = {"n": len(qs), "accuracy": _rate(qs, lambda r: r["correct"]),
+        out[b] = {"n": len(qs), "lenient_match": _rate(qs, lambda r: r["correct"]),
+                  "squad_em": _rate(qs, lambda r: r["em"]),
                   "mismatch": _rate(answered, lambda r: r["mismatch"]),
                   "abstained": _rate(qs, lambda r: not r["answer"]),
-                  "docs": len(ds), "doc_accuracy": _rate(cor, lambda r: r["correct"]),
+                  "docs": len(ds), "doc_lenient_match": _rate(cor, lambda r: r["correct"]),
+                  "doc_squad_em": _rate(cor, lambda r: r["em"]),
                   "doc_mismatch": _rate(ds, lambda r: r["mismatch"]),
                   "correct_doc_abstained": _rate(cor, lambda r: not r["answer"]),
                   "noise_doc_abstained": _rate(noise, lambda r: not r["answer"])}
@@ -88,14 +95,16 @@ def table(rec: dict) -> dict:
 def render(t: dict, title: str) -> str:
     def f(v):
         return "—" if v is None else f"{v:.1f}"
-    head = (f"{'kind':10}{'n':>4}{'acc %':>8}{'mismatch %':>12}{'abstain %':>11} |{'docs':>6}{'acc %':>8}"
-            f"{'mismatch %':>12}{'abst. correct':>15}{'abst. noise':>13}")
-    lines = ["", title, "questions (keyword_answer over all passages)".ljust(45) + "| documents (one passage each)",
+    head = (f"{'kind':10}{'n':>4}{'EM %':>7}{'match* %':>10}{'mismatch %':>12}{'abstain %':>11} |{'docs':>6}"
+            f"{'EM %':>7}{'match* %':>10}{'mismatch %':>12}{'abst. correct':>15}{'abst. noise':>13}")
+    lines = ["", title, "questions (keyword_answer over all passages)".ljust(54) + "| documents (one passage each)",
              head]
     for b, v in t.items():
-        lines.append(f"{b:10}{v['n']:>4}{f(v['accuracy']):>8}{f(v['mismatch']):>12}{f(v['abstained']):>11} |"
-                     f"{v['docs']:>6}{f(v['doc_accuracy']):>8}{f(v['doc_mismatch']):>12}"
+        lines.append(f"{b:10}{v['n']:>4}{f(v['squad_em']):>7}{f(v['lenient_match']):>10}{f(v['mismatch']):>12}"
+                     f"{f(v['abstained']):>11} |{v['docs']:>6}{f(v['doc_squad_em']):>7}"
+                     f"{f(v['doc_lenient_match']):>10}{f(v['doc_mismatch']):>12}"
                      f"{f(v['correct_doc_abstained']):>15}{f(v['noise_doc_abstained']):>13}")
+    lines.append("EM: SQuAD exact match (the papers' EM); match*: answer match (lenient), the project's rule.")
     return "\n".join(lines)
 
 

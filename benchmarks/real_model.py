@@ -20,9 +20,13 @@ Each mode (and ``--speed``) starts a new server, so llama.cpp's prompt cache (a 
 prompt shares with the next) starts empty; within a section it stays on: it is part of the server's speed. Before
 each section, untimed: the server answers one request, and the embedding model, litellm and the corpus index load.
 
-* answers (``backend.scoring`` through ``evaluate.summarize``, as in summary.json): ``n`` rows; ``accuracy %`` (a
-  gold answer named), ``strict EM %`` (every gold answer named and no wrong one), ``abstained %`` (refusal rate:
-  no answer that counts), ``errors`` (rows whose run failed; their questions are not scored);
+* answers (``backend.scoring`` through ``evaluate.summarize``, as in summary.json): ``n`` rows; ``its paper's
+  metric`` and its value (the method's own paper's rule, ``MethodSpec.paper_metric``: EM (SQuAD) for RA-RAG, BRIDGE
+  and the baselines, accuracy (gold in response) for Astute RAG, accuracy (RAMDocs exact match) for MADAM-RAG, risk /
+  coverage for RC-RAG); ``answer match (lenient) %`` (a gold answer named: the project's rule, none of the papers'),
+  ``all gold (lenient) %`` (every gold answer named and no wrong one, by the same rule), ``EM (SQuAD) %`` for every
+  method, ``abstained %`` (refusal rate: no answer that counts), ``errors`` (rows whose run failed; their questions
+  are not scored);
 * calls: ``calls`` in all, ``calls/q``; ``unreadable %`` and ``lenient %`` of the calls whose read was recorded
   (``LLMCall.read_status``: the reader found nothing it could read, so the method used its default / read it only by
   assuming something); ``cut off`` (runaway replies: ran into max_tokens repeating itself, read as no reply);
@@ -249,6 +253,7 @@ def warm_up(runner) -> dict[str, Any]:
 def evaluate_mode(dataset, questions, methods: list[str], args, mode: str, out: Path) -> dict[str, Any]:
     """Each method alone through ``backend.evaluate.evaluate``; then the folder's summary for all of them."""
     from backend.evaluate import RESULTS, evaluate, load_results
+    from backend.report.console import own_metric_cells
 
     runner = make_runner(dataset, args, structured=(mode == "structured"))
     fresh_server(runner.llm)
@@ -273,7 +278,12 @@ def evaluate_mode(dataset, questions, methods: list[str], args, mode: str, out: 
         calls = [c for q in questions if (q.id, m) in results for c in results[(q.id, m)].calls]
         stats = call_stats(calls)
         n = s["n"] or 1
-        rows[m] = {"n": s["n"], "scored": s["scored"], "accuracy": s["accuracy"], "strict_em": s["strict_em"],
+        own_name, own_value = own_metric_cells(s)
+        rows[m] = {"n": s["n"], "scored": s["scored"], "own_metric": s.get("own_metric"), "own_metric_name": own_name,
+                   "own_metric_value": own_value, "lenient_match": s["lenient_match"],
+                   "lenient_all_gold": s["lenient_all_gold"],
+                   **{k: s.get(k) for k in ("squad_em", "squad_f1", "gold_in_response", "ramdocs_em")},
+                   "reading_dependent": s.get("reading_dependent"), "decisions_read": s.get("decisions_read"),
                    "refusal_rate": s["refusal_rate"], "errors": s["errors"], "missing": s["missing"],
                    "mean_calls": s["mean_calls"], "mean_prompt_tokens": s["mean_prompt_tokens"],
                    "mean_completion_tokens": s["mean_completion_tokens"], "mean_wall_s": s["mean_wall_s"],
@@ -299,8 +309,10 @@ def print_mode(res: dict[str, Any], n_questions: int) -> None:
     print(f"\n### {res['mode']} replies: {n_questions} questions, {res['wall_s']:.0f} s "
           f"(load average after: {res['load_after']})\n")
     print(server_line(res["server"]) + "\n")
-    print(md_table(["method", "n", "accuracy %", "strict EM %", "abstained %", "errors"],
-                   [[m, r["n"], p1(r["accuracy"]), p1(r["strict_em"]), p1(r["refusal_rate"]), r["errors"]]
+    print(md_table(["method", "n", "its paper's metric", "value %", "answer match (lenient) %",
+                    "all gold (lenient) %", "EM (SQuAD) %", "abstained %", "errors"],
+                   [[m, r["n"], r["own_metric_name"], r["own_metric_value"], p1(r["lenient_match"]),
+                     p1(r["lenient_all_gold"]), p1(r["squad_em"]), p1(r["refusal_rate"]), r["errors"]]
                     for m, r in rows.items()]))
     print()
     print(md_table(["method", "calls", "calls/q", "unreadable %", "lenient %", "cut off", "length", "prompt cut",
@@ -321,11 +333,11 @@ def print_mode(res: dict[str, Any], n_questions: int) -> None:
 def print_comparison(by_mode: dict[str, dict[str, Any]], methods: list[str]) -> None:
     modes = list(by_mode)
     headers = ["method"]
-    for what in ("accuracy %", "strict EM %", "abstained %", "unreadable %", "s/q"):
+    for what in ("its paper's metric %", "answer match (lenient) %", "abstained %", "unreadable %", "s/q"):
         headers += [f"{what} {mode}" for mode in modes]
-    keys = ("accuracy", "strict_em", "refusal_rate", "unreadable_pct", "s_per_q")
-    rows = [[m] + [(by_mode[mode]["methods"][m][k] if k == "s_per_q" else p1(by_mode[mode]["methods"][m][k]))
-                   for k in keys for mode in modes] for m in methods]
+    keys = ("own_metric_value", "lenient_match", "refusal_rate", "unreadable_pct", "s_per_q")
+    rows = [[m] + [(by_mode[mode]["methods"][m][k] if k in ("s_per_q", "own_metric_value")
+                    else p1(by_mode[mode]["methods"][m][k])) for k in keys for mode in modes] for m in methods]
     print(f"\n### {' vs '.join(modes)}\n")
     print(md_table(headers, rows))
 

@@ -5,7 +5,7 @@ docs/methods/astute.md §7 lists what is shown.
 
 Everything comes from the trace (what ran, what the parsers read, what the method decided) or the recorded calls.
 The "why" facts only restate the final round's groups. The truth overlay (document types, the answer a document
-supports, answer kinds, retrieval precision, strict EM) is joined in here only when asked for.
+supports, answer kinds, retrieval precision, the lenient match) is joined in here only when asked for.
 """
 
 from __future__ import annotations
@@ -653,7 +653,7 @@ def render_candidates(st, trace: AstuteTrace, question: Question, show_truth: bo
 def render_final(st, trace: AstuteTrace, question: Question, show_truth: bool,
                  support: dict[str, list[str]] | None = None) -> None:
     """The final answer(s) and the group each maps to, the model's Step-3 rationale, the why facts, the parse
-    status and notes; with the overlay, strict EM and accuracy."""
+    status and notes; with the overlay, the lenient match (all gold and no wrong; a gold answer matched)."""
     st.subheader("Final decision")
     if not trace.final_answers:
         st.badge("abstained", color="gray")
@@ -675,8 +675,11 @@ def render_final(st, trace: AstuteTrace, question: Question, show_truth: bool,
     if show_truth and question.gold_answers:
         ev = evaluation(trace.final_answers, question)
         with st.container(horizontal=True):
-            st.badge(f"strict EM {'✓' if ev['strict_em'] else '✗'}", color="green" if ev["strict_em"] else "red")
-            st.badge(f"accuracy {'✓' if ev['accuracy'] else '✗'}", color="green" if ev["accuracy"] else "red")
+            # backend.scoring's lenient match (none of the papers' rules): named so, never "accuracy" or "EM"
+            st.badge(f"all gold, no wrong (lenient) {'✓' if ev['strict_em'] else '✗'}",
+                     color="green" if ev["strict_em"] else "red")
+            st.badge(f"answer match (lenient) {'✓' if ev['accuracy'] else '✗'}",
+                     color="green" if ev["accuracy"] else "red")
         st.text(f"missing gold: {'; '.join(ev['missing gold']) or NONE}\n"
                 f"included wrong: {'; '.join(ev['included wrong']) or NONE}")
 

@@ -38,8 +38,11 @@ INTRO = ("PoisonedRAG-style attack (Zou et al., 2024): each question gets k pass
          "The answer is target\".")
 PLACEMENT_LABELS = {"spread": "spread (each passage its own new source)", "one_source": "one source"}
 OTHER_FOLDER = "another folder…"
-METRICS = {"attack_success_rate": "attack success", "accuracy": "accuracy under attack", "abstention": "abstention"}
-COLUMNS = {"attack_success_rate": "attack success %", "accuracy": "accuracy %", "abstention": "abstention %"}
+#: ``accuracy`` is the summary's key for ``backend.scoring.accuracy``, the project's lenient match: named so here
+METRICS = {"attack_success_rate": "attack success", "accuracy": "answer match under attack (lenient)",
+           "abstention": "abstention"}
+COLUMNS = {"attack_success_rate": "attack success %", "accuracy": "answer match (lenient) %",
+           "abstention": "abstention %"}
 FORMAT_FAILURES = "format failures %"
 #: The settings an earlier attack must share with the one asked for to be resumed (``attack.json``'s keys; the
 #: methods are not among them: a resume with other methods runs the rows those lack).
@@ -291,7 +294,8 @@ def render_attack(st, attack: AttackResult, page: str) -> None:
     percent = {c: st.column_config.NumberColumn(c, format="%.1f") for c in [*COLUMNS.values(), FORMAT_FAILURES]}
     st.dataframe(frame, hide_index=True, column_config=percent, height=min(800, 38 + 35 * len(frame)))
     st.caption("Rates in percent over the rows without error (n). Attack success: the method's answers include "
-               "the target wrong answer; accuracy: they include a gold answer; abstention: the method abstained or "
+               "the target wrong answer; answer match (lenient): they include a gold answer (the project's lenient "
+               "match, none of the papers' rules); abstention: the method abstained or "
                "answered nothing. k = 0 is the question without attack.")
     metric = st.segmented_control("chart", list(METRICS), format_func=METRICS.get, required=True,
                                   default="attack_success_rate", key=f"{page}.attack_metric")

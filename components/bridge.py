@@ -544,8 +544,9 @@ def _order(step: str) -> tuple[int, int]:
     fixed = {"allocate": 0, "internal_knowledge": 1, "sub_queries": 2}
     if step in fixed:
         return fixed[step], 0
-    if m := re.fullmatch(r"(generate_cycle|reflect)_(\d+)", step):
-        return 3, 2 * int(m.group(2)) + (m.group(1) == "generate_cycle")
+    if m := re.fullmatch(r"(reflect|generate_cycle|generate_each)_(\d+)", step):  # a cycle's reflection, then its
+        # generator, then §8.9's one call per sub-query when the generator's answer count was off
+        return 3, 3 * int(m.group(2)) + ("reflect", "generate_cycle", "generate_each").index(m.group(1))
     return (4, 0) if step == "respond" else (5, 0)
 
 

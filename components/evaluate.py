@@ -3,7 +3,11 @@ typed ``Summary`` and results, read from disk by ``backend.outputs.open_evaluati
 that take Streamlit as an argument.
 
 Every metric comes from ``backend.evaluate.summarize`` and every per-question label from ``backend.scoring.verdict``;
-nothing here decides what is correct.
+nothing here decides what is correct. Each method is shown with its own paper's metric under the paper's name
+(``MethodSummary.own_metric``, ``backend.scoring.PAPER_METRICS``: "EM (SQuAD)" for RA-RAG, "accuracy (RAMDocs exact
+match)" for MADAM-RAG, "risk / coverage" for RC-RAG...), read both ways when the evaluation ran the other reading
+(``MethodSummary.other_reading``), beside the project's lenient match ("answer match (lenient)": none of the papers'
+rules, never called accuracy here).
 """
 
 from __future__ import annotations
@@ -30,12 +34,15 @@ from backend.report.layout import (AXIS_TITLE_PX, count_axis, every_category, le
 from backend.report.palette import VERDICT_COLORS, method_color
 from backend.report.text import plural
 from backend.schema import Dataset, MethodResult
-from backend.schema.summary import MethodSummary, Summary
-from backend.scoring import verdict
+from backend.methods.reading import READINGS
+from components.reading import read_phrase
+from backend.schema.summary import MethodSummary, RiskSummary, Scores, Summary
+from backend.scoring import PAPER_METRICS, RISK_METRIC_NAME, verdict
 
 Pair = tuple[str, str]
 
-#: The verdicts that are ``backend.scoring``'s strict EM (the paper's exact match): the "right" of the filters.
+#: The verdicts that are ``backend.scoring.strict_em`` (every gold answer, no wrong one, by the lenient match): the
+#: "right" of the filters.
 RIGHT = ("correct", "correct + extras")
 NOT_RUN = "not run"
 NA = "n/a"          # a metric with nothing to compute it from (no scored row)
@@ -64,15 +71,120 @@ def _pct(value: float | None, digits: int = 1) -> str:
     return NA if value is None else f"{value:.{digits}f}"
 
 
+#: The project's lenient match (``backend.scoring.accuracy``) and its every-gold form (``backend.scoring.strict_em``):
+#: none of the papers' rules, so never called "accuracy" or "EM" here.
+LENIENT = "answer match (lenient)"
+LENIENT_ALL_GOLD = "all gold, no wrong (lenient)"
+OWN_NAME = "paper's metric"
+DEPENDENT = "reading-dependent"
+
+
+def own_metric_name(key: str | None) -> str:
+    """The name a method's own paper gives its metric (``PAPER_METRICS[key].name``; RC-RAG's "risk / coverage"), "—"
+    for a method without one."""
+    if key == "risk":
+        return RISK_METRIC_NAME
+    return PAPER_METRICS[key].name if key in PAPER_METRICS else NOT_APPLICABLE
+
+
+def own_metric_value(key: str | None, scores: Scores, risk: RiskSummary | None) -> str:
+    """A method's own paper's metric in percent as the table shows it: RC-RAG's as "risk / coverage" ("12.5 / 80.0";
+    n/a without a risk summary), "—" for a method without one."""
+    if key == "risk":
+        return f"{_pct(risk.risk)} / {_pct(risk.coverage)}" if risk else NA
+    return _pct(scores.paper(key)) if key in PAPER_METRICS else NOT_APPLICABLE
+
+
+def run_reading(m: MethodSummary) -> str:
+    """The reading a method's rows were read with (a summary written before readings were kept: tolerant, what its
+    readers did)."""
+    return m.reading or "tolerant"
+
+
+def by_reading(m: MethodSummary) -> dict[str, tuple[str, str]]:
+    """A method's (own paper's metric, lenient match) per reading: its run's and, when the evaluation ran it, the
+    other's (``MethodSummary.other_reading``)."""
+    values = {run_reading(m): (own_metric_value(m.own_metric, m, m.risk), _pct(m.lenient_match))}
+    if (o := m.other_reading) is not None:
+        values[o.reading] = (own_metric_value(m.own_metric, o.scores, o.risk), _pct(o.scores.lenient_match))
+    return values
+
+
+def dependent_cell(m: MethodSummary) -> str:
+    """The decisions the other reading of the same replies would have read differently, of those read: "3/21
+    (14.3 %)", "0/21"; "—" when the method read no decision (or the file predates readings)."""
+    if not m.decisions_read:
+        return NOT_APPLICABLE
+    share = f" ({_pct(m.reading_dependent_pct)} %)" if m.reading_dependent else ""
+    return f"{m.reading_dependent}/{m.decisions_read}{share}"
+
+
+def readings_shown(summary: Summary) -> list[str]:
+    """The readings some method of ``summary`` has metrics for, tolerant first."""
+    found = {run_reading(m) for m in summary.methods.values()} | {
+        m.other_reading.reading for m in summary.methods.values() if m.other_reading is not None}
+    return [r for r in READINGS if r in found] + sorted(found - set(READINGS))
+
+
+def reading_of(summary: Summary) -> str:
+    """The reading that decided the evaluation's answers ("mixed" when its methods differ)."""
+    found = {run_reading(m) for m in summary.methods.values()}
+    return found.pop() if len(found) == 1 else ("mixed" if found else "tolerant")
+
+
+def own_column(reading: str) -> str:
+    return f"{OWN_NAME} % · {reading}"
+
+
+def lenient_column(reading: str) -> str:
+    return f"{LENIENT} % · {reading}"
+
+
+#: The summary's first table (what each method answered, by its own paper's metric and by ours, per reading, and
+#: how much of it rests on the reading); the second holds the rest (counts, other metrics, risk, cost, format).
+ANSWER_COLUMNS = ("method", "n", OWN_NAME)
+
+
+def answer_columns(frame: pd.DataFrame) -> list[str]:
+    """The columns of ``summary_frame`` shown in the answers table, in order."""
+    return [c for c in frame.columns if c in ANSWER_COLUMNS or c.startswith((f"{OWN_NAME} %", f"{LENIENT} %"))
+            or c == DEPENDENT]
+
+
+def detail_columns(frame: pd.DataFrame) -> list[str]:
+    """The columns of ``summary_frame`` in the second table: the method, then everything ``answer_columns`` leaves."""
+    shown = set(answer_columns(frame))
+    return ["method"] + [c for c in frame.columns if c not in shown]
+
+
+def answers_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """The answers table as ``st.table`` shows it (a static table whose cells wrap, so it reads at 1024 px): the
+    answer columns of ``summary_frame``, every cell escaped (``components.safe.md``: ``st.table`` renders Markdown,
+    and a method's name comes from the results file)."""
+    from components.safe import md
+
+    part = frame[answer_columns(frame)]
+    return pd.DataFrame([[md(str(v)) for v in row] for row in part.itertuples(index=False)],
+                        columns=[md(c) for c in part.columns])
+
+
 def summary_frame(summary: Summary) -> pd.DataFrame:
-    """One row per method: counts, answer metrics (percent), risk / coverage when the method abstains, mean cost per
+    """One row per method: counts; its own paper's metric (its name, then percent per reading: the run's and, when
+    run, the other's) beside the project's lenient match per reading; the share of decisions that depend on the
+    reading; refusal, risk / coverage when the method abstains; the other answer metrics and mean cost per
     question. Shown as text: ``n/a`` where nothing could be scored, ``—`` where a metric does not apply. ``scored``
     and ``missing`` only when they say something (a row not scored, a pair not run)."""
+    readings = readings_shown(summary)
     rows = []
     for name, m in summary.methods.items():
         risk = m.risk
+        values = by_reading(m)
         rows.append({"method": name, "n": m.n, "scored": m.scored, "errors": m.errors, "missing": m.missing,
-                     "accuracy %": _pct(m.accuracy), "strict EM %": _pct(m.strict_em),
+                     OWN_NAME: own_metric_name(m.own_metric),
+                     **{own_column(r): values[r][0] if r in values else NOT_RUN for r in readings},
+                     **{lenient_column(r): values[r][1] if r in values else NOT_RUN for r in readings},
+                     DEPENDENT: dependent_cell(m),
+                     f"{LENIENT_ALL_GOLD} %": _pct(m.lenient_all_gold), "EM (SQuAD) %": _pct(m.squad_em),
                      "P %": _pct(m.precision), "R %": _pct(m.recall), "F1 %": _pct(m.f1),
                      "refusal %": _pct(m.refusal_rate),
                      "risk % ↓": _pct(risk.risk) if risk else NOT_APPLICABLE,
@@ -112,28 +224,35 @@ def format_warning(summary: Summary) -> str | None:
 
 
 def interval_frame(summary: Summary) -> pd.DataFrame:
-    """Accuracy and strict EM per method with their Wilson 95 % intervals (percent), over the scored rows."""
+    """Per method the lenient match and its own paper's metric (``own_metric``, under the paper's name; none for
+    RC-RAG, whose own metrics are risk and coverage) with their Wilson 95 % intervals (percent), over the scored
+    rows. ``group``: "lenient" or "paper" (the chart's two bars per method)."""
     rows = []
     for name, m in summary.methods.items():
         n = m.scored
-        for value, label in ((m.accuracy, "accuracy"), (m.strict_em, "strict EM")):
-            k = round(value * n / 100) if value is not None else 0
-            ci = wilson(k, n)
-            rows.append({"method": name, "metric": label, "value": value, "k": k, "n": n,
+        measured = [(m.lenient_match, LENIENT, "lenient")]
+        if m.own_metric in PAPER_METRICS:
+            measured.append((m.paper(m.own_metric), PAPER_METRICS[m.own_metric].name, "paper"))
+        for value, label, group in measured:
+            k = round(value * n / 100) if value is not None and n else 0
+            ci = wilson(k, n) if value is not None else None
+            rows.append({"method": name, "metric": label, "group": group, "value": value, "k": k, "n": n,
                          "low": None if ci is None else round(100 * ci[0], 2),
                          "high": None if ci is None else round(100 * ci[1], 2)})
-    return pd.DataFrame(rows, columns=["method", "metric", "value", "k", "n", "low", "high"])
+    return pd.DataFrame(rows, columns=["method", "metric", "group", "value", "k", "n", "low", "high"])
 
 
-ACCURACY_TITLE = "Accuracy and strict EM per method (95% Wilson intervals)"
-METRIC_COLORS = {"accuracy": "#1565c0", "strict EM": "#2e7d32"}
+ACCURACY_TITLE = "Answer match (lenient) and own paper's metric (95% CI)"
+#: The lenient match in blue, each paper's metric in its own colour (the legend names the paper's metric).
+METRIC_COLORS = {LENIENT: "#1565c0", "EM (SQuAD)": "#2e7d32", "accuracy (gold in response)": "#ef6c00",
+                 "accuracy (RAMDocs exact match)": "#6a1b9a", "F1 (SQuAD)": "#00838f"}
 
 
 def _percent_axis(fig: go.Figure, title: str = "percent of scored questions") -> None:
     fig.update_yaxes(title=title, range=[0, 105], tickvals=[0, 20, 40, 60, 80, 100], automargin=True)
 
 
-def accuracy_figure(summary: Summary) -> go.Figure:
+def answer_match_figure(summary: Summary) -> go.Figure:
     frame = interval_frame(summary)
     if frame.empty or frame["value"].isna().all():
         return no_data(ACCURACY_TITLE, "no method has a scored question")
@@ -141,12 +260,15 @@ def accuracy_figure(summary: Summary) -> go.Figure:
     methods = summary.method_names
     for label, part in frame.groupby("metric", sort=False):
         value = part["value"].fillna(0)
-        fig.add_bar(name=label, x=[html.escape(m) for m in part["method"]], y=value, marker_color=METRIC_COLORS[label],
+        # two bars per method: the lenient match, and its paper's metric (whichever it is: one slot for them all)
+        fig.add_bar(name=html.escape(label), x=[html.escape(m) for m in part["method"]], y=value,
+                    offsetgroup=part["group"].iloc[0], marker_color=METRIC_COLORS.get(label, "#616161"),
                     error_y=dict(type="data", symmetric=False, array=(part["high"] - value).fillna(0),
                                  arrayminus=(value - part["low"]).fillna(0), color="#424242", thickness=1.2),
                     customdata=part[["k", "n", "low", "high"]].values,
                     hovertemplate="%{x}: %{y:.1f}% (%{customdata[0]}/%{customdata[1]})<br>95% CI "
-                                  "%{customdata[2]:.1f}–%{customdata[3]:.1f}%<extra>" + label + "</extra>")
+                                  "%{customdata[2]:.1f}–%{customdata[3]:.1f}%<extra>" + html.escape(label)
+                                  + "</extra>")
     fig.update_layout(barmode="group", title=ACCURACY_TITLE, height=400, legend_title="metric",
                       margin=dict(b=AXIS_TITLE_PX + 20, l=AXIS_TITLE_PX + 30, r=10))
     fig.update_xaxes(title="method", **every_category([html.escape(m) for m in methods]))
@@ -155,13 +277,14 @@ def accuracy_figure(summary: Summary) -> go.Figure:
 
 
 def slice_frame(summary: Summary, family: str) -> pd.DataFrame:
-    """Accuracy per slice of one family (``summary.methods[M].slices[family]``) and method, with each n."""
+    """The lenient match (and its every-gold form) per slice of one family (``summary.methods[M].slices[family]``)
+    and method, with each n."""
     rows = []
     for name, m in summary.methods.items():
         for slice_name, s in m.slices.get(family, {}).items():
-            rows.append({"slice": slice_name, "method": name, "accuracy": s.accuracy, "strict_em": s.strict_em,
-                         "n": s.scored})
-    return pd.DataFrame(rows, columns=["slice", "method", "accuracy", "strict_em", "n"])
+            rows.append({"slice": slice_name, "method": name, "lenient_match": s.lenient_match,
+                         "lenient_all_gold": s.lenient_all_gold, "n": s.scored})
+    return pd.DataFrame(rows, columns=["slice", "method", "lenient_match", "lenient_all_gold", "n"])
 
 
 def slice_families(summary: Summary) -> list[str]:
@@ -174,7 +297,7 @@ def _slice_key(name: str) -> tuple:
 
 
 def slice_figure(summary: Summary, family: str) -> go.Figure:
-    title = f"Accuracy per {SLICE_LABELS.get(family, family)}"
+    title = f"Answer match (lenient) per {SLICE_LABELS.get(family, family).split(' (')[0]}"
     frame = slice_frame(summary, family)
     if frame.empty:
         return no_data(title, "no question falls in this family of slices")
@@ -184,14 +307,14 @@ def slice_figure(summary: Summary, family: str) -> go.Figure:
     fig = go.Figure()
     for method, part in frame.groupby("method", sort=False):
         part = part.set_index("slice").reindex(names)
-        fig.add_bar(name=html.escape(method), x=labels, y=part["accuracy"],
+        fig.add_bar(name=html.escape(method), x=labels, y=part["lenient_match"],
                     marker_color=method_color(method), customdata=part[["n"]].fillna(0).values,
                     hovertemplate="%{x}: %{y:.1f}% of %{customdata[0]} questions<extra>" + html.escape(method)
                                   + "</extra>")
     fig.update_layout(barmode="group", title=title, height=380, legend_title="method",
                       margin=dict(b=AXIS_TITLE_PX + 20, l=AXIS_TITLE_PX + 30, r=10))
     fig.update_xaxes(title=SLICE_LABELS.get(family, family).split(" (")[0], **every_category(labels))
-    _percent_axis(fig, "accuracy (%)")
+    _percent_axis(fig, f"{LENIENT} (%)")
     return legend_above(fig)
 
 
@@ -288,7 +411,8 @@ def answers_text(result: MethodResult | None) -> str:
 
 def question_frame(ev: Evaluation, link_dataset: str | None = None) -> pd.DataFrame:
     """One row per question: id, text, per method its verdict (``backend.scoring.verdict``) and answers, how many
-    methods are right (verdict correct / correct + extras: strict EM; empty without gold answers), whether the
+    methods are right (verdict correct / correct + extras: every gold answer and no wrong one by the lenient match,
+    ``backend.scoring.strict_em``; empty without gold answers), whether the
     methods disagree (``backend.agreement.disagree``: more than one answer set among the methods that ran without
     error; abstaining is an answer of its own) and a link to Inspect."""
     methods = ev.methods
@@ -374,6 +498,32 @@ def render_notes(st, ev: Evaluation) -> None:
         st.warning(md(note), icon=":material/warning:")
 
 
+def summary_caption(summary: Summary) -> str:
+    """What the answers table says (Markdown of ours: no data in it)."""
+    reading = reading_of(summary)
+    both = len(readings_shown(summary)) > 1
+    return ("Percent over the scored rows (no error, gold answers known). Paper's metric: the method's own paper's, "
+            "by its rule, under its name (README, \"Which number to compare with which paper\"); RC-RAG's is risk / "
+            "coverage. Answer match (lenient): the project's match (a predicted answer matches a gold answer, in any "
+            "order or form), none of the papers' rules. "
+            + (f"Both readings of the same replies: {reading} decided the run, the other was read from the reply "
+               "cache. " if both else f"Replies {read_phrase(reading)} (the sidebar's Model → Reading of replies). ")
+            + "Reading-dependent: the decisions the other reading would have read differently, of those read. "
+              "Risk / coverage for methods that abstain; n/a: nothing to compute it from; —: does not apply.")
+
+
+def not_replayed_text(summary: Summary) -> str | None:
+    """The methods whose rows the other reading could not run from the reply cache (a reply never asked for), or
+    None."""
+    hit = [(name, m.other_reading) for name, m in summary.methods.items()
+           if m.other_reading is not None and m.other_reading.not_replayed]
+    if not hit:
+        return None
+    parts = ", ".join(f"{name} {plural(o.not_replayed, 'row')}" for name, o in hit)
+    return (f"Not {read_phrase(hit[0][1].reading)} (a reply that reading needs was never asked for, and the other "
+            f"reading asks for none): {parts}; its metrics leave them out.")
+
+
 def render_summary(st, ev: Evaluation, page: str) -> None:
     from components.safe import md
 
@@ -389,17 +539,28 @@ def render_summary(st, ev: Evaluation, page: str) -> None:
         st.warning(md(warning), icon=":material/warning:")
     if s.stopped:
         st.warning(md(s.stopped.capitalize()), icon=":material/payments:")
-    st.dataframe(summary_frame(s), hide_index=True)
+    frame = summary_frame(s)
+    st.table(answers_table(frame), hide_index=True)
+    st.caption(summary_caption(s))
+    if (line := not_replayed_text(s)) is not None:
+        st.caption(md(line))
+    st.dataframe(frame[detail_columns(frame)], hide_index=True,
+                 column_config={"method": st.column_config.TextColumn("method", pinned=True)})
     if s.cost_usd is not None:
         st.caption(f"Cost of these rows' calls: {usd(s.cost_usd)} (litellm's completion cost; cache hits cost $0).")
-    st.caption("Percent over the scored rows (no error, gold answers known). Accuracy: a predicted answer matches "
-               "a gold answer; strict EM (the papers'): every gold answer and no wrong answer. Risk / coverage "
-               "(RC-RAG) for methods that abstain; n/a: nothing to compute it from; —: does not apply. "
-               "Calls, tokens and wall time are means per question. Format failures: the percentage of a method's "
-               "replies its reader could not read (it took its paper's default for them).")
-    st.plotly_chart(accuracy_figure(s), key=f"{page}.accuracy")
+    st.caption(f"{md(LENIENT_ALL_GOLD).capitalize()}: every gold answer and no wrong one, by the lenient match. "
+               "EM (SQuAD): the normalised answer equals a gold answer. P / R / F1: the predicted answers against "
+               "the gold answers. Calls, tokens and wall time are means per question. Format failures: the "
+               "percentage of a method's replies its reader could not read (it took its paper's default for them).")
+    st.plotly_chart(answer_match_figure(s), key=f"{page}.accuracy")
+    st.caption("Two bars per method: the project's lenient match, and the metric its own paper reports (named in the "
+               "legend), both over the scored rows, with 95% Wilson intervals. RC-RAG's own metrics, risk and "
+               "coverage, are in the table.")
     for family in slice_families(s):
         st.plotly_chart(slice_figure(s, family), key=f"{page}.slice.{family}")
+        if "(" in SLICE_LABELS.get(family, ""):  # what the title leaves out, e.g. "a question can be in several"
+            st.caption(SLICE_LABELS[family].split(" (", 1)[0].capitalize() + ": "
+                       + SLICE_LABELS[family].split(" (", 1)[1].rstrip(")") + ".")
     st.plotly_chart(cost_figure(s), key=f"{page}.cost")
     if ev.dataset is not None:
         cols = st.columns([3, 2])
@@ -421,14 +582,16 @@ def render_questions(st, ev: Evaluation, page: str, link_dataset: str | None) ->
     shown = filter_questions(frame, how)
     config = {"inspect": st.column_config.LinkColumn("inspect", display_text="open ↗", width="small",
                                                      help="This question on the Inspect page (new tab)"),
-              "right": st.column_config.NumberColumn("right", help="methods whose verdict is correct (strict EM)"),
+              "right": st.column_config.NumberColumn("right", help="methods whose verdict is correct (all gold, no "
+                                                                   "wrong, by the lenient match)"),
               "differ": st.column_config.CheckboxColumn("differ", help="the methods give different answer sets "
                                                                        "(abstaining counts as an answer; failed "
                                                                        "runs aside)")}
     st.dataframe(verdict_styled(shown, ev.methods), hide_index=True, column_config=config,
                  height=min(600, 38 + 35 * max(len(shown), 1)))
-    st.caption("Verdicts from backend.scoring: correct (every gold answer, nothing else), correct + extras (strict EM "
-               "with other answers too), partly correct, wrong, abstained, error. \"right\" counts the correct ones.")
+    st.caption("Verdicts from backend.scoring, by the lenient match: correct (every gold answer, nothing else), "
+               "correct + extras (every gold answer and no wrong one, with other answers too), partly correct, wrong, "
+               "abstained, error. \"right\" counts the correct ones.")
     return frame
 
 

@@ -32,6 +32,8 @@ def render_column(parent, name: str, result: MethodResult | None, question: Ques
         box.badge("abstained", color="gray")
     if unread := sum(c.read_status == "unreadable" for c in result.calls):  # the warning above says which default
         box.badge(f"{plural(unread, 'unreadable reply', 'unreadable replies')}", color="orange")
+    if dependent := len(result.reading_differences):  # the note above the columns lists them
+        box.badge(f"{plural(dependent, 'decision')} reading-dependent", color="blue")
     for answer in result.answers:
         box.text(answer)
     if show_truth:

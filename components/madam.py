@@ -285,8 +285,11 @@ def render_final(st, trace: MadamTrace, question: Question, show_truth: bool) ->
     if show_truth and question.gold_answers:
         ev = evaluation(trace.final_answers, question)
         with st.container(horizontal=True):
-            st.badge(f"strict EM {'✓' if ev['strict_em'] else '✗'}", color="green" if ev["strict_em"] else "red")
-            st.badge(f"accuracy {'✓' if ev['accuracy'] else '✗'}", color="green" if ev["accuracy"] else "red")
+            # backend.scoring's lenient match (none of the papers' rules): named so, never "accuracy" or "EM"
+            st.badge(f"all gold, no wrong (lenient) {'✓' if ev['strict_em'] else '✗'}",
+                     color="green" if ev["strict_em"] else "red")
+            st.badge(f"answer match (lenient) {'✓' if ev['accuracy'] else '✗'}",
+                     color="green" if ev["accuracy"] else "red")
             st.badge(f"P {ev['precision']} · R {ev['recall']} · F1 {ev['f1']}", color="blue")
         st.text(f"missing gold: {'; '.join(ev['missing gold']) or '—'}\n"
                 f"included wrong: {'; '.join(ev['included wrong']) or '—'}")

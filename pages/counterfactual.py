@@ -11,6 +11,7 @@ from components import counterfactual as view
 from components.failures import render_failure, render_failures
 from components.models import model_note
 from components.read_status import render_read_status
+from components.reading import render_reading
 from components.safe import md
 from components.session.navigation import ensure_navigation
 from components.session.present import truth_toggle
@@ -44,6 +45,7 @@ if result is not None and (result.error or result.trace is None or result.trace.
     render_failure(st, "Counterfactual prompting failed on this question:", result.error, missing="no trace")
 elif result is not None:  # else its progress or the hint to press Run is shown above
     render_read_status(st, result.calls)  # replies it could not read: the method took its paper's default
+    render_reading(st, result)  # decisions the other reading of the same replies would have read otherwise
     view.render_question(st, result, question, show_truth, PAGE)
 
 st.divider()

@@ -7,6 +7,7 @@ from backend.methods.madam_released import TraceFileError, load_trace_file
 from components import madam as view
 from components.failures import render_failure
 from components.read_status import render_read_status
+from components.reading import render_reading
 from components.safe import md
 from components.session.navigation import ensure_navigation
 from components.session.present import truth_toggle
@@ -55,6 +56,7 @@ if result.error or result.trace is None or result.trace.kind != "madam":
     st.stop()
 trace = result.trace
 render_read_status(st, result.calls)  # replies the debate could not read: an agent's or the aggregator's default
+render_reading(st, result)  # decisions the other reading of the same replies would have read otherwise
 show_truth = truth_toggle(st, help="Colour answers by gold / wrong and show document labels. Methods never see these.")
 render_method_story(st, selection, "madam", result, show_truth)  # the question's story, the debate's line
 st.text(view.status_line(trace))

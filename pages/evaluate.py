@@ -10,9 +10,11 @@ from backend import outputs
 from backend.data import bundled_datasets
 from backend.llm.pricing import is_free
 from backend.methods import METHODS
+from backend.methods.reading import other
 from components import attack as attack_view
 from components import evaluate as view
 from components.failures import render_failure
+from components.reading import read_phrase
 from components.safe import md
 from components.session import attacks, evaluations, resources
 from components.session.cost import confirmed
@@ -27,7 +29,8 @@ TABS = ["Evaluate methods", "Attack a dataset"]
 ATTACK_SOURCES = {"run": "Run an attack", "open": "Open an attack"}
 AVAILABLE = list(METHODS)
 ensure_navigation()
-init_page_state(PAGE, {"source": "run", "methods": AVAILABLE, "limit": 20, "max_cost": 0.0, "path": "", "filter": "all",
+init_page_state(PAGE, {"source": "run", "methods": AVAILABLE, "limit": 20, "max_cost": 0.0, "other_reading": True,
+                       "path": "", "filter": "all",
                        "tab": TABS[0], "attack_source": "run", "attack_methods": AVAILABLE, "attack_ks": [1, 3, 5],
                        "attack_limit": 20, "attack_placement": "spread", "attack_source_name": "",
                        "attack_path": ""})
@@ -92,7 +95,8 @@ shown = st.session_state.setdefault(key(PAGE, "shown"), {})  # source -> the Eva
 
 
 def _run_now() -> None:
-    st.caption(f"Dataset {md(ds.name)} (pick another in the sidebar) · model {md(selection.model.model)}")
+    st.caption(f"Dataset {md(ds.name)} (pick another in the sidebar) · model {md(selection.model.model)} · replies "
+               f"{read_phrase(selection.model.reading)} (Model → Reading of replies)")
     n = len(ds.questions)
     if st.session_state[key(PAGE, "limit")] > n:
         st.session_state[key(PAGE, "limit")] = n
@@ -104,11 +108,15 @@ def _run_now() -> None:
                                     help="The run stops cleanly once its calls have cost this much: the rows written "
                                          "are kept and the summary says why it stopped. Needs a model whose price "
                                          "litellm's map knows.")
+    both = st.checkbox(f"Also read the replies the {other(selection.model.reading)} way", key=key(PAGE, "other_reading"),
+                       help="Every pair is run again with the other reading of replies, from the reply cache: no new "
+                            "model call (a reply that reading would need and nobody asked for is not requested; the "
+                            "offline models answer it). The summary then shows each method's metrics both ways.")
     job = evaluations.current()
     busy = job is not None and job.running
     agreed = confirmed(selection, methods, PAGE, "evaluate", questions=ds.questions[:int(limit)])
     if cols[3].button("Run", type="primary", key=key(PAGE, "run"), disabled=busy or not methods or not agreed):
-        job = evaluations.start(selection, methods, int(limit), max_cost=max_cost or None)
+        job = evaluations.start(selection, methods, int(limit), max_cost=max_cost or None, other_reading=both)
     if job is None:
         return
     if job.running:
@@ -137,7 +145,8 @@ def _open_results() -> None:
                                    "cache folder's evaluations/). The file is only read, never changed.")
     if cols[1].button("Open", type="primary", key=key(PAGE, "open")):
         try:
-            shown["open"] = outputs.open_evaluation(path, _find_dataset, confined=True)  # the open folders only
+            ev = outputs.open_evaluation(path, _find_dataset, confined=True)  # the open folders only
+            shown["open"] = ev  # with its other reading's metrics, when it ran one (backend.outputs rebuilds them)
             st.session_state[key(PAGE, "open_error")] = None
         except outputs.ResultsError as err:
             shown.pop("open", None)

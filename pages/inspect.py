@@ -14,6 +14,7 @@ from components.layout import card_columns, chart_columns
 from components.models import model_note
 from components.inspect import render_column
 from components.read_status import render_results_read_status
+from components.reading import render_results_reading
 from components.session.views import details_page
 from components.story import render_story
 from components.safe import md
@@ -57,6 +58,7 @@ if not results:
 
 render_failures(st, results)  # once per cause, above the columns
 render_results_read_status(st, results)  # replies a method could not read: it took its paper's default
+render_results_reading(st, results)  # decisions the other reading of the same replies would have read otherwise
 render_story(st, question, results, show_truth)  # the question's story, above the columns (backend.story)
 for column, (name, result) in zip(card_columns(st, len(results), "results"), results.items()):
     render_column(column, name, result, question, show_truth, details_page(name), presenting())

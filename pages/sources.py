@@ -3,10 +3,12 @@ stage-1 source reliability over the dataset (estimated vs true, convergence)."""
 
 import streamlit as st
 
+from backend.methods.ra_rag.stage1 import TIES
 from backend.report.text import plural
 from components import ra_rag as view
 from components.failures import render_failure
 from components.read_status import render_read_status
+from components.reading import render_reading
 from components.safe import md
 from components.session import limits, runs
 from components.session.navigation import ensure_navigation
@@ -15,8 +17,17 @@ from components.session.progress import follow
 from components.session.state import init_page_state, key, require_selection
 
 PAGE = "sources"
+TIES_LABELS = {"skip": "skip (default)", "source_order": "source_order (released code)"}
+#: The ties setting's help (``backend.methods.ra_rag.stage1``'s docstring, "Ties in later iterations").
+TIES_HELP = ("When two answers to a calibration question tie exactly under the current weights (sources with equal "
+             "estimated reliability), in the iterations after the first. **skip** (default, ours): that question "
+             "gets no pseudo-label in that iteration; it counts neither for nor against any source, so the estimate "
+             "does not depend on the order in which sources are listed. **source_order**: the released code's "
+             "behaviour (ml-postech/RA-RAG): the tie goes to the answer seen first in source order, so the "
+             "first-listed source can be credited; with stable initialisation on, the estimate is the released "
+             "estimator's. Stage 1 is estimated again for each setting (cached apart).")
 ensure_navigation()
-init_page_state(PAGE, {"evidence": "given", "calibration": 200})
+init_page_state(PAGE, {"evidence": "given", "calibration": 200, "ties": "skip"})
 st.title("Sources")
 selection = require_selection()
 
@@ -31,9 +42,9 @@ if not multi:
     st.info("This dataset's documents name no source, so each document is its own source. Sources never recur "
             "across questions, so there is no reliability to estimate: RA-RAG reduces to majority voting with the "
             "misalignment filter (f_align) over the question's documents.")
-    evidence, calibration = "given", None
+    evidence, calibration, ties = "given", None, "skip"
 else:
-    cols = st.columns(2)
+    cols = st.columns(3)
     evidence = cols[0].radio("evidence per source", ["given", "retrieve"], key=key(PAGE, "evidence"), horizontal=True,
                              help="given: the question's own documents of each source; retrieve: the top 3 of the "
                                   "source's documents in the retrieval index (the paper's setting).")
@@ -43,9 +54,12 @@ else:
                                        key=key(PAGE, "calibration"),
                                        help="The first N questions, answered by every source without labels "
                                             "(the paper uses 200).")
+    ties = cols[2].radio("stage-1 ties", TIES, key=key(PAGE, "ties"), horizontal=True, format_func=TIES_LABELS.get,
+                         help=TIES_HELP)
 
 
-params = {"compare_all": True} | ({"calibration_size": calibration} if calibration else {})
+params = ({"compare_all": True} | ({"calibration_size": calibration} if calibration else {})
+          | ({"ties": ties} if ties != "skip" else {}))  # the default left out: the runs keyed as before
 settings = dict(evidence_mode=evidence, method_params={"ra_rag": params})  # RA-RAG's own, given to the runner
 # runs go on in the background whatever the user clicks (the first one on a dataset does stage 1 first)
 job = runs.running(selection, ["ra_rag"], **settings) or (runs.preparing(selection, "ra_rag", **settings) if multi
@@ -74,8 +88,10 @@ if results is None:
             "bar; results are cached, so re-running costs no model calls.")
 else:
     render_read_status(st, results["ra_rag"].calls)  # replies RA-RAG could not read: it took its default
+    render_reading(st, results["ra_rag"])  # decisions the other reading would have read otherwise
     view.render_question(st, results["ra_rag"], ds, question, show_truth, PAGE)
 if est is not None:
     view.render_dataset(st, est, ds, show_truth, PAGE)
 elif multi:
-    st.caption("Stage 1 has not run yet for this dataset, model, evidence mode and calibration size.")
+    st.caption("Stage 1 has not run yet for this dataset, model, reading of replies, evidence mode, calibration size "
+               "and tie rule.")

@@ -62,7 +62,7 @@ def test_the_summary_model_gives_the_file_back_key_for_key(run, tiny):
     no_rag = typed.methods["no_rag"]
     assert isinstance(no_rag, MethodSummary) and no_rag.risk is not None and no_rag.risk.AK == 2
     assert typed.methods["vanilla_rag"].risk is None and "risk" not in typed.as_dict()["methods"]["vanilla_rag"]
-    assert typed.methods["vanilla_rag"].slices["mix"]["misinfo"].accuracy == 100.0
+    assert typed.methods["vanilla_rag"].slices["mix"]["misinfo"].lenient_match == 100.0
     assert typed.gold.from_ == "dataset" and typed.complete
     # what summarize computes (the writer validates it through the model) is what the model dumps, key order too
     results, _ = load_results(out / "results.jsonl")
@@ -75,6 +75,7 @@ def test_an_older_or_newer_summary_still_loads():
            "methods": {"a": {"n": 2, "errors": 0, "accuracy": 50.0, "strict_em": 50.0, "precision": None,
                              "recall": None, "f1": None, "refusal_rate": 0.0, "mean_calls": 1.0}}}
     s = Summary.model_validate(old)
+    assert (s.methods["a"].lenient_match, s.methods["a"].lenient_all_gold) == (50.0, 50.0)  # the keys' old names
     assert s.methods["a"].scored == 2 and s.methods["a"].missing == 0 and s.methods["a"].slices == {}
     assert s.methods["a"].mean_tokens is None and s.gold.from_ == "dataset"
     newer = {**old, "engine": "ray", "methods": {"a": {**old["methods"]["a"], "p95_wall_s": 3.0}}}
@@ -101,8 +102,24 @@ def test_open_evaluation_with_the_dataset_recomputes_the_summary(run, tiny):
     assert ev.methods == method_order(METHODS) == ["no_rag", "vanilla_rag"]  # the registry's order
     assert [q.id for q in ev.questions] == ["q1", "q2", "q3"] and len(ev.results) == 6 and ev.notes == []
     for m in METHODS:
-        assert ev.summary.methods[m].accuracy == summary["methods"][m]["accuracy"]
+        assert ev.summary.methods[m].lenient_match == summary["methods"][m]["lenient_match"]
     assert open_evaluation(out / "results.jsonl", _finder(tiny)).summary == ev.summary  # the file alike
+
+
+def test_open_evaluation_recomputes_the_other_reading_too(tiny, tmp_path):
+    from backend.runner import Runner
+
+    out = tmp_path / "cache" / "evaluations" / "tiny-2"
+    summary = evaluate(Runner(tiny), tiny.questions, METHODS, out, other_reading=True)  # offline: nothing to replay
+    assert all(summary["methods"][m]["other_reading"]["reading"] == "paper" for m in METHODS)
+    ev = open_evaluation(out, _finder(tiny))
+    for m in METHODS:
+        assert ev.summary.methods[m].other_reading is not None
+        assert ev.summary.as_dict()["methods"][m]["other_reading"] == summary["methods"][m]["other_reading"]
+        assert ev.summary.methods[m].own_metric == "squad_em" and ev.summary.methods[m].reading == "tolerant"
+    assert open_evaluation(out, lambda name: None).summary.as_dict() == summary  # as written, without the dataset
+    (out / "other_reading" / "results.jsonl").unlink()  # without its rows the recomputed summary has none
+    assert all(m.other_reading is None for m in open_evaluation(out, _finder(tiny)).summary.methods.values())
 
 
 def test_open_evaluation_without_the_dataset_shows_the_summary_as_written(run):

@@ -41,11 +41,29 @@ def test_results_frame_puts_truth_first_and_counts_preparation_apart():
     prepared = r("a", ["Ann Lee", "Bob"]).model_copy(update={"preparation": Preparation(label="stage 1", calls=1112,
                                                                                       seconds=34.2)})
     frame = view.results_frame({"a": prepared, "b": r("b", ["Ann Lee"])}, Q, show_truth=True)
-    assert list(frame.columns)[:3] == ["method", "verdict", "strict EM (paper)"]
+    # the verdict and the all-gold test are the project's lenient match, named so; then the method's own paper's metric
+    assert list(frame.columns)[:4] == ["method", "verdict", "all gold, no wrong (lenient)", "its paper's metric"]
+    assert list(frame["its paper's metric"]) == ["—", "—"]  # toy methods: no paper scores them
     assert list(frame["dataset-level calls"]) == [1112, 0] and list(frame["calls"]) == [0, 0]
     assert list(frame["verdict"]) == ["correct + extras", "correct"]
     plain = view.results_frame({"b": r("b", ["Ann Lee"])}, Q, show_truth=False)
     assert "verdict" not in plain.columns and "dataset-level calls" not in plain.columns
+    assert "its paper's metric" not in plain.columns
+
+
+def test_results_frame_scores_each_method_by_its_own_paper_under_a_display_title():
+    """The Inspect page keys the results by display title: the method is the result's own."""
+    q = Question(id="q", question="When?", gold_answers=["24 June 1630"], documents=[])
+    results = {"RA-RAG": r("ra_rag", ["1630"]), "Astute RAG": r("astute", ["On 24 June 1630."]),
+               "MADAM-RAG": r("madam", ["1630"]), "Vanilla RAG": r("vanilla_rag", ["24 June 1630"]),
+               "Closed book": r("no_rag")}
+    frame = view.results_frame(results, q, show_truth=True).set_index("method")
+    assert frame["its paper's metric"].to_dict() == {
+        "RA-RAG": "EM (SQuAD): no",                                  # the lenient verdict credits the year
+        "Astute RAG": "accuracy (gold in response): yes",
+        "MADAM-RAG": "accuracy (RAMDocs exact match): yes",           # whole words of the gold answer
+        "Vanilla RAG": "EM (SQuAD): yes", "Closed book": "EM (SQuAD): no"}
+    assert frame.loc["RA-RAG", "verdict"] == "correct" and frame.loc["Closed book", "verdict"] == "abstained"
 
 
 # --- readable at any size: 1 to 40 rows, every row labelled, room for the longest label ------------------------

@@ -129,7 +129,59 @@ def test_without_the_truth_no_gold_or_verdict(runs):
     ds, question, _, again = runs
     html = report_html(ds, question, again, include_truth=False)
     assert "Gold answers" not in html and "verdict" not in html and "✓ gold" not in html
+    assert "its paper" not in html and "EM (SQuAD)" not in html  # the papers' metrics are truth too
     assert "Gold:" not in html and "(right" not in html and "(wrong" not in html  # the story's truth words
+
+
+def test_each_method_is_scored_by_its_own_papers_metric_beside_the_lenient_verdict(runs):
+    from backend.report.paper import own_metric_cell, own_metric_text
+    from backend.scoring import verdict
+
+    ds, question, _, again = runs
+    html = report_html(ds, question, again)
+    head = re.search(r"<h2>Results</h2>.*?</tr>", html, re.S).group(0)
+    assert "<th>verdict (lenient)</th><th>its paper&#x27;s metric</th>" in head
+    names = {"ra_rag": "EM (SQuAD)", "bridge": "EM (SQuAD)", "no_rag": "EM (SQuAD)", "vanilla_rag": "EM (SQuAD)",
+             "astute": "accuracy (gold in response)", "madam": "accuracy (RAMDocs exact match)",
+             "counterfactual": "risk / coverage"}
+    for name, r in again.items():
+        own = own_metric_text(r, question, name)
+        assert own[0] == names[name]
+        row = re.search(rf"<tr><td>{re.escape(_title_cell(name))}</td>(.*?)</tr>", html, re.S).group(1)
+        cells = re.findall(r"<td>(.*?)</td>", row)
+        assert cells[:2] == [escape(verdict(r, question)), escape(own_metric_cell(r, question, name))], (name, cells)
+        assert (f"{escape(own[0])} (its paper's metric): <b>{escape(own[1])}</b> · verdict by the project's "
+                f"lenient match: {escape(verdict(r, question))}") in section(html, name)
+
+
+def test_each_section_says_which_decisions_depend_on_the_reader(runs):
+    from backend.schema.result import ReadingDifference
+
+    ds, question, _, again = runs
+    html = report_html(ds, question, again)
+    assert "replies read the tolerant way</p>" in html.split("<h1>")[0]
+    for name, r in again.items():
+        assert r.decisions_read and not r.reading_differences  # the offline model's replies read alike both ways
+        n = r.decisions_read
+        quiet = (f"none of this method&#x27;s {n} decisions would be read otherwise" if n > 1 else
+                 "this method&#x27;s one decision would not be read otherwise")
+        assert f"<p class='muted reading'>Replies read the tolerant way: {quiet} by the paper&#x27;s rule.</p>" in (
+            section(html, name)), name
+    attack = "<script>alert(1)</script>"
+    bridge = again["bridge"].model_copy(update={"decisions_read": 5, "reading_differences": [
+        ReadingDifference(step="responder", call_id="c1", what="option", used="D", other="nothing (unreadable)"),
+        ReadingDifference(step="<b>step</b>", what="option", used=attack, other="A & B")]})
+    html = report_html(ds, question, {**again, "bridge": bridge})
+    assert "<script" not in html.lower() and "<b>step</b>" not in html
+    why = section(html, "bridge")
+    line = ("2 of this method's 5 decisions depend on the tolerant reader: responder: option D (paper: nothing "
+            f"(unreadable)); <b>step</b>: option {attack} (paper: A & B)")
+    assert f"<p class='reading'>{escape(line)}</p>" in why
+    assert "<th>read (tolerant, used)</th><th>read (paper)</th>" in why
+    assert f"<td>{escape('<b>step</b>')}</td><td>—</td><td>option</td><td>{escape(attack)}</td>" in why
+    paper = again["no_rag"].model_copy(update={"reading": "paper"})
+    mixed = report_html(ds, question, {**again, "no_rag": paper})
+    assert "replies read as each run says</p>" in mixed.split("<h1>")[0]
 
 
 def test_untrusted_text_is_escaped(runs):

@@ -184,3 +184,127 @@ def test_an_unreadable_answer_is_wrong_not_an_abstention():
     assert risk_fold(bad, Q) == "UK" and risk_fold(idk, Q, r("ref", ["Ann Lee"])) == "AD"
     # the flag alone decides, even if the method also marked the result abstained
     assert not refused(bad.model_copy(update={"abstained": True})) and not unreadable(r("a"))
+
+
+# --- the papers' own metrics (backend.scoring.PAPER_METRICS), each against values worked out by hand ------------------
+
+def test_squad_em_is_normalised_equality_with_the_best_gold_answer():
+    from backend.scoring import squad_em
+
+    assert squad_em(["The U.S."], ["US"])                      # lower case, punctuation and articles dropped
+    assert squad_em(["3,559"], ["3559"]) and squad_em(["  Chicago   Bulls. "], ["chicago bulls"])
+    assert squad_em(["Di"], ["Cy", "Di"])                      # the max over gold answers
+    assert not squad_em(["the Chicago Bulls team"], ["Chicago Bulls"])   # containment is not equality
+    assert not squad_em(["Bulls"], ["Chicago Bulls"])
+    assert not squad_em(["I don't know"], ["know"]) and not squad_em([], ["x"])   # an abstention is wrong
+    assert not squad_em(["unknown"], ["unknown"])             # "unknown" is an abstention, never an answer
+    # several answers are one text, ", "-joined: "1963, 1956" equals neither gold answer
+    assert not squad_em(["1963", "1956"], ["1963"]) and squad_em(["1963", "1963."], ["1963"])  # duplicates once
+    assert not squad_em(["x"], [])                             # nothing to be right about
+
+
+def test_squad_f1_is_token_f1_with_the_best_gold_answer():
+    from backend.scoring import squad_f1
+
+    assert squad_f1(["Chicago Bulls"], ["Chicago Bulls"]) == 1.0
+    # "bulls" against "chicago bulls": precision 1/1, recall 1/2, F1 2/3; against "bulls team" the same
+    assert squad_f1(["Bulls"], ["Chicago Bulls", "Bulls team"]) == pytest.approx(2 / 3)
+    # "the chicago bulls" (normalised "chicago bulls") against "chicago bulls basketball team": P 2/2, R 2/4
+    assert squad_f1(["the Chicago Bulls"], ["Chicago Bulls basketball team"]) == pytest.approx(2 / 3)
+    assert squad_f1(["Bob"], ["Ann", "Ann Lee"]) == 0.0
+    assert squad_f1(["I don't know"], ["know"]) == 0.0 and squad_f1([], ["x"]) == 0.0
+    assert squad_f1(["x"], []) == 0.0
+
+
+def test_gold_in_response_is_a_substring_test_as_the_paper_writes_it():
+    from backend.scoring import gold_in_response
+
+    assert gold_in_response(["He was born in Paris, France."], ["paris"])
+    assert gold_in_response(["The U.S. Army"], ["US"])          # SQuAD normalisation on both sides first
+    assert gold_in_response(["1990"], ["1"])                     # characters, not words: the spec keeps it literal
+    assert gold_in_response(["Zed"], ["Ed"])
+    assert not gold_in_response(["Bulls"], ["Chicago Bulls"])  # the answer inside the gold is not the gold inside it
+    assert not gold_in_response(["1630"], ["24 June 1630"])
+    assert not gold_in_response(["I don't know"], ["know"]) and not gold_in_response([], ["x"])
+    assert not gold_in_response(["anything"], [])
+
+
+def test_ramdocs_em_wants_every_gold_answer_and_no_wrong_one():
+    from backend.scoring import ramdocs_em
+
+    assert ramdocs_em(["1963", "1956"], GOLD, WRONG)
+    assert not ramdocs_em(["1963"], GOLD, WRONG)                      # a gold answer missing
+    assert not ramdocs_em(["1963", "1956", "1998"], GOLD, WRONG)      # a wrong answer given
+    assert ramdocs_em(["1963", "1956", "1971"], GOLD, WRONG)          # an answer neither gold nor wrong: allowed
+    # containment either way on whole words (answers.contains_match): "3,559" is inside "3,559 people"
+    assert ramdocs_em(["3,559"], ["3,559 people"], ["10,000 people"])
+    assert ramdocs_em(["3,559 people"], ["3,559"], [])
+    assert not ramdocs_em(["10,000"], ["3,559 people"], ["10,000 people"])
+    assert not ramdocs_em(["35"], ["3,559 people"], [])                 # characters are not words
+    # a wrong answer equal to a gold answer is ignored (RAMDocs lists "Hindi" as both); one that only overlaps is not
+    assert ramdocs_em(["Paris"], ["Paris"], ["Paris", "Lyon"])
+    assert not ramdocs_em(["Paris", "Lyon"], ["Paris"], ["Paris", "Lyon"])
+    assert not ramdocs_em(["Chicago Bulls"], ["Chicago Bulls"], ["Bulls"])  # the lenient all-gold drops "Bulls"
+    assert strict_em(["Chicago Bulls"], ["Chicago Bulls"], ["Bulls"])
+    assert not ramdocs_em([], GOLD, WRONG) and not ramdocs_em(["I don't know"], GOLD, WRONG)
+    assert not ramdocs_em(["1963"], [], WRONG)                          # no gold answers: never correct
+
+
+def test_ramdocs_em_reads_the_answer_list_never_the_explanation():
+    """The explanation names the misinformation it rejected ("Agent 3 … 1998"): only the parsed answers count."""
+    from backend.evaluate import summarize
+    from backend.schema import Dataset
+    from backend.schema.traces.madam import MadamTrace
+
+    q = Question(id="q", question="When?", gold_answers=GOLD, wrong_answers=WRONG, documents=[])
+    trace = MadamTrace(max_rounds=3, history_mode="both", shuffle=False, seed=0, early_stop=True,
+                       final_answers=["1963", "1956"],
+                       final_explanation="Agent 3 said 1998, which its document alone claims; 1963 and 1956 stand.")
+    result = MethodResult(method="madam", question_id="q", answers=["1963", "1956"], trace=trace)
+    dataset = Dataset(name="d", path="d.jsonl", questions=[q])
+    summary = summarize(dataset, {("q", "madam"): result}, methods=["madam"])
+    madam = summary["methods"]["madam"]
+    assert (madam["ramdocs_em"], madam["own_metric"]) == (100.0, "ramdocs_em")
+
+
+def test_1630_for_24_june_1630_by_each_rule():
+    """The README's example: the lenient match credits a year for a full date; SQuAD's EM and Astute's
+    gold-in-response do not; RAMDocs' exact match does too, as its containment goes either way on whole words (the
+    year is whole words of the gold answer: ``answers.contains_match``)."""
+    from backend.answers import names
+    from backend.scoring import gold_in_response, ramdocs_em, squad_em, squad_f1
+
+    gold = ["24 June 1630"]
+    assert names("1630", gold) == gold and accuracy(["1630"], gold)      # the lenient match
+    assert not squad_em(["1630"], gold) and squad_f1(["1630"], gold) == pytest.approx(0.5)   # P 1, R 1/3
+    assert not gold_in_response(["1630"], gold)
+    assert contains_match("1630", "24 June 1630") and ramdocs_em(["1630"], gold, [])
+    assert not ramdocs_em(["163"], gold, [])
+
+
+def test_the_summary_schema_knows_every_paper_metric():
+    from backend.methods import SPECS
+    from backend.schema.summary import PAPER_KEYS, MethodSummary
+    from backend.scoring import PAPER_METRICS
+
+    assert PAPER_KEYS == tuple(PAPER_METRICS)
+    assert set(PAPER_KEYS) <= set(MethodSummary.model_fields)
+    assert {m: s.paper_metric for m, s in SPECS.items()} == {
+        "ra_rag": "squad_em", "astute": "gold_in_response", "madam": "ramdocs_em", "counterfactual": "risk",
+        "bridge": "squad_em", "no_rag": "squad_em", "vanilla_rag": "squad_em"}
+    assert all(m.key == k and m.name and m.papers and m.rule and m.tables for k, m in PAPER_METRICS.items())
+
+
+def test_paper_score_on_an_unanswerable_question_rewards_abstaining():
+    from backend.scoring import PAPER_METRICS, paper_score
+
+    unanswerable = Question(id="u", question="?", documents=[], meta={"unanswerable": True})
+    for key in PAPER_METRICS:
+        assert paper_score(key, [], unanswerable, abstained=True) == 1.0
+        assert paper_score(key, ["Paris"], unanswerable, abstained=False) == 0.0
+        assert paper_score(key, ["Paris"], Question(id="n", question="?", documents=[]), abstained=False) is None
+    answerable = Question(id="a", question="?", documents=[], gold_answers=["Paris"], wrong_answers=["Lyon"])
+    assert {k: paper_score(k, ["paris."], answerable, abstained=False) for k in PAPER_METRICS} == {
+        "squad_em": 1.0, "squad_f1": 1.0, "gold_in_response": 1.0, "ramdocs_em": 1.0}
+    assert {k: paper_score(k, [], answerable, abstained=True) for k in PAPER_METRICS} == dict.fromkeys(PAPER_METRICS,
+                                                                                                        0.0)

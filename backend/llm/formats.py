@@ -116,6 +116,16 @@ def _read(value: T, notes: list[str], raw: str = "") -> Parsed[T]:
     return lenient(value, "; ".join(notes)) if notes else exact(value)
 
 
+def schema_object(raw: str) -> dict | None:
+    """A structured reply's JSON object (the call asked for the task's schema, ``backend.llm.structured``), or None
+    when the reply is not one JSON object: the papers' readings read a structured reply by its fields."""
+    try:
+        found = json.loads(raw.strip())
+    except (ValueError, RecursionError):
+        return None
+    return found if isinstance(found, dict) else None
+
+
 def _json_value(raw: str, *keys: str):
     """(key, value) of the first of ``keys`` in a JSON object the reply holds (any case), else None."""
     if "{" not in raw:

@@ -16,6 +16,7 @@ from pydantic import BaseModel
 from backend.answers import normalize
 from backend.errors import text_of
 from backend.llm.client import LLMClient, LLMError
+from backend.methods.reading import Readings
 from backend.schema import Dataset, Document, EvidenceMode, MethodResult, Question, Trace
 
 #: ``on_progress(done, total)``: how far a long step (a method's ``prepare``) has come.
@@ -38,6 +39,9 @@ class RunContext:
     #: What this method's ``prepare`` computed for this dataset and model (e.g. RA-RAG's stage-1 weights): an
     #: unsupervised artefact, never ground truth. None when the method needs none or it is not available.
     prepared: BaseModel | None = None
+    #: How this run reads replies (``backend.methods.reading``): every decision a method reads from a reply goes
+    #: through ``readings.decide``, which returns the run's reading's value and records where the other differs.
+    readings: Readings = field(default_factory=Readings)
 
     def evidence(self, question: Question, source: str | None = None, k: int | None = None) -> list[Document]:
         if self.evidence_mode == "given":  # as backend.retrieval.evidence, without importing chromadb (0.6 s)
@@ -136,7 +140,8 @@ class Method:
             answers=outcome.answers if outcome else [], abstained=outcome.abstained if outcome else False,
             error=error, trace=outcome.trace if outcome else None, calls=calls,
             params=self.params(), wall_s=wall_s, first_run_s=None if error else ctx.client.first_run_s(calls, wall_s),
-            support=self._support(outcome))
+            support=self._support(outcome), reading=ctx.readings.reading, decisions_read=ctx.readings.decisions,
+            reading_differences=list(ctx.readings.differences))
 
     @staticmethod
     def _support(outcome: Outcome | None) -> dict[str, list[str]]:

@@ -6,6 +6,11 @@
 
 Both use a keyword-answer prompt with the "I don't know" rule (RA-RAG App. G structure) and
 ``formats.parse_short_answer``. An "I don't know" reply is an abstention.
+
+Readings (``backend.methods.reading``): neither baseline has a paper of its own, so there is no paper rule to read
+its reply by; [ours] its one decision (the answer) is read by ``parse_short_answer`` under both readings
+(``ctx.readings.same``): counted in ``decisions_read``, never a difference. (RA-RAG's paper reading of a keyword
+reply, ``backend.methods.ra_rag.parse``, belongs to RA-RAG's own filter and vote, not to these prompts.)
 """
 
 from __future__ import annotations
@@ -13,7 +18,7 @@ from __future__ import annotations
 from backend.llm.formats import parse_short_answer
 from backend.methods.base import Method, Outcome, RunContext, passages_field
 from backend.methods.estimate import CallEstimate, Sizes
-from backend.schema import BaselineTrace, Document, Question
+from backend.schema import BaselineTrace, Document, LLMCall, Question
 from backend.methods.spec import MethodSpec, register
 
 SYSTEM = ("Answer the question with only the essential keywords, without explanations. "
@@ -31,9 +36,11 @@ def documents_prompt(question: str, texts: list[str]) -> list[dict[str, str]]:
             {"role": "user", "content": f"Context:\n{context}\nQuestion: {question}\nAnswer:"}]
 
 
-def _outcome(reply: str, trace: BaselineTrace, read: list[Document] | None = None) -> Outcome:
-    """The parsed reply; it rests on the ``read`` documents that state it (closed book: none)."""
-    parsed = parse_short_answer(reply)
+def _outcome(call: LLMCall, trace: BaselineTrace, ctx: RunContext, read: list[Document] | None = None) -> Outcome:
+    """The parsed reply (one rule for both readings: no paper of its own); it rests on the ``read`` documents that
+    state it (closed book: none)."""
+    reply = call.response or ""
+    parsed = ctx.readings.same(call.step, parse_short_answer(reply), call_id=call.id)
     trace.raw_answer, trace.parsed_answer, trace.parse_note = reply, parsed.value, parsed.note
     return Outcome([parsed.value] if parsed.value else [], parsed.value is None, trace, read=tuple(read or ()))
 
@@ -47,7 +54,7 @@ class NoRAG(Method):
         call = await ctx.client.acomplete(closed_book_prompt(question.question), task="closed_book",
                                           step="answer", question=question.question,
                                           fields={"memory": question.internal_knowledge})
-        return _outcome(call.response or "", BaselineTrace(evidence_mode="none"))
+        return _outcome(call, BaselineTrace(evidence_mode="none"), ctx)
 
 
 class VanillaRAG(Method):
@@ -60,7 +67,7 @@ class VanillaRAG(Method):
                                           task="keyword_answer", step="answer", question=question.question,
                                           fields={"passages": passages_field(docs)})
         trace = BaselineTrace(evidence_mode=ctx.evidence_mode, documents=[d.id for d in docs])
-        return _outcome(call.response or "", trace, docs)
+        return _outcome(call, trace, ctx, docs)
 
 
 #: A keyword answer ("only the essential keywords"): a few tokens ([ours], the length of a short entity or number).
@@ -84,11 +91,12 @@ def estimate_documents(method: VanillaRAG, question: Question, sizes: Sizes) -> 
 
 
 NO_RAG = register(MethodSpec(
-    NoRAG, BaselineTrace, title="Closed book", color="#9e9e9e", order=90, baseline=True,
+    NoRAG, BaselineTrace, title="Closed book", color="#9e9e9e", order=90, baseline=True, paper_metric="squad_em",
     estimate=estimate_closed_book,
     description="the model answers from memory alone (no documents)", step_roles={"answer": "closed-book answer"}))
 VANILLA_RAG = register(MethodSpec(
-    VanillaRAG, BaselineTrace, title="Vanilla RAG", color="#455a64", order=91, baseline=True, reference=True,
+    VanillaRAG, BaselineTrace, title="Vanilla RAG", color="#455a64", order=91, baseline=True,
+    paper_metric="squad_em",
     quick=True, estimate=estimate_documents,
     description="the model answers from all documents concatenated",
     step_roles={"answer": "answer from the concatenated documents"}))

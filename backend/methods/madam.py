@@ -34,6 +34,24 @@ Choices the paper leaves open ([ours]):
 * Parsing never raises (``formats.parse_agent_response`` / ``parse_all_correct_answers``); each fallback
   is kept on the turn and listed in ``trace.notes``. A lone agent (one document) still debates; its
   history is empty and the prompt says so. No documents: unknown, no calls (§8.12).
+* Two readings (``backend.methods.reading``; decided by ``ctx.readings``): every agent's answer, every
+  aggregation's answers and every stop test (from round 2, with ``early_stop``) is read both ways. ``tolerant``:
+  the readers above and our stop test (``same_answer``). ``paper``: [C]'s answer slicing, ``released_slice``
+  (``response[find("Answer: ") + 8 : find("Explanation")].strip()``: "3,559." from "Answer: 3,559. Explanation:
+  …"; the first 7 characters cut when "Answer: " is missing, the last one when "Explanation" is), and [C]'s stop
+  test on those slices, ``released_unchanged`` (SQuAD-normalised, containment either way, so an empty slice is
+  unchanged against anything). The stop round is the run's reading's: the debate stops when that reading's test
+  passes. [ours] in the paper reading: (a) an agent's answer as the trace keeps it is the slice without a trailing
+  full stop, and an unknown ("Unknown.") is None, as in the tolerant reading (the stop test compares the slices
+  verbatim, and normalising removes the stop anyway); its explanation is [C]'s slice after "Explanation: ";
+  (b) [C] keeps the aggregation as text and has no reader for it, so the paper reading slices it the same way:
+  the text between "All Correct Answers: " and "Explanation" (no label as asked, case and colon included: no
+  answer), read as a JSON list when it is one (after a trailing full stop) and else as one answer; unknowns
+  dropped (``read_aggregation_paper``); (c) a structured reply (the call asked for the task's JSON schema instead
+  of the paper's format) is read from the schema's fields; (d) the stop test is a decision only with
+  ``early_stop``; without it the changed marks follow the run's reading and nothing is recorded; (e) a
+  difference is recorded where it happens: the rounds the other reading's stop would have run, or not, are not
+  simulated.
 * Support and rejection use ``answers.contains_match`` (containment without the token-F1 rule, so
   "3,559 people" never supports "10,000 people"): an answer is supported by the last round's agents
   whose answer matches it; every answer any agent proposed in any round that matches no final answer is
@@ -48,12 +66,15 @@ import hashlib
 import json
 import random
 import re
+import string
 
 from pydantic import BaseModel, Field
 
-from backend.answers import IDK, cluster, contains_match, normalize
-from backend.llm.formats import parse_agent_response, parse_all_correct_answers
+from backend.answers import IDK, cluster, contains_match, is_idk, normalize
+from backend.llm.formats import (Parsed, exact, lenient, parse_agent_response, parse_all_correct_answers, schema_object,
+                                 unreadable)
 from backend.methods.base import Method, Outcome, RunContext, gather_all, passages_field
+from backend.methods.reading import Readings
 from backend.methods.estimate import CallEstimate, Sizes
 from backend.schema import (Document, MadamAgent, MadamAggregation, MadamAnswerSupport, MadamRound, MadamTrace,
                             MadamTurn, Question)
@@ -148,26 +169,195 @@ def same_answer(previous: str | None, new: str | None) -> bool:
     return a in b or b in a
 
 
-def parse_turn(agent: int, round_: int, raw: str, history: str | None, call_id: str | None) -> MadamTurn:
+# -- the released code's rules ([C] ``run_madam_rag.py``): the paper reading ----------------------------------
+
+ANSWER_LABEL = "Answer: "
+AGGREGATION_LABEL = "All Correct Answers: "
+
+
+def released_slice(response: str, label: str = ANSWER_LABEL) -> str:
+    """[C]'s answer slicing, the released code's rule (docs/methods/madam.md §3.5; spec §3.5 "Answer extraction in
+    [C]"; ``multi_agent_debate``): ``response[response.find("Answer: ") + len("Answer: "):response.find("Explanation")]
+    .strip()``, verbatim: "3,559." from "Answer: 3,559. Explanation: …". Python's ``find`` gives -1 for a missing
+    label, so without "Answer: " the slice starts at character 7 (``len(label) - 1``), without "Explanation" it
+    loses the reply's last character, and an "Explanation" before the label gives "". Case-sensitive: "**Answer:**"
+    and "answer:" are not the label, "explanation" is not the end. The one definition: the paper reading of the
+    agents' answers and (with ``AGGREGATION_LABEL``, ``read_aggregation_paper``) of the aggregations uses it."""
+    return response[response.find(label) + len(label):response.find("Explanation")].strip()
+
+
+def released_explanation(response: str) -> str:
+    """[C]'s explanation: ``response[response.find("Explanation: ") + len("Explanation: "):]`` (the released code's
+    rule; without the label, the reply from character 12)."""
+    return response[response.find("Explanation: ") + len("Explanation: "):]
+
+
+def released_normalize(text: str) -> str:
+    """[C]'s ``normalize_answer`` (SQuAD's), the released code's rule: lower case, ASCII punctuation
+    (``string.punctuation``) removed, articles a/an/the removed, whitespace collapsed. Unlike
+    ``answers.normalize`` it keeps curly quotes and dashes."""
+    text = "".join(ch for ch in text.lower() if ch not in string.punctuation)
+    return " ".join(re.sub(r"\b(a|an|the)\b", " ", text).split())
+
+
+def released_unchanged(previous: str, new: str) -> bool:
+    """[C]'s stop test for one agent, the released code's rule (docs/methods/madam.md §3.5; spec §3.5): unchanged
+    when either normalised answer slice contains the other (a Python substring test). An empty slice is contained
+    in every slice, so it is always unchanged (our ``same_answer`` differs there)."""
+    a, b = released_normalize(new), released_normalize(previous)
+    return a in b or b in a
+
+
+def paper_slice(raw: str, structured: bool = False) -> str:
+    """What the paper reading's stop test compares for one reply: ``released_slice`` (a structured reply: the
+    schema's "answer" field)."""
+    if structured:
+        return str((schema_object(raw) or {}).get("answer") or "").strip()
+    return released_slice(raw)
+
+
+def _without_full_stop(text: str) -> str:
+    text = text.strip()
+    return text[:-1].rstrip() if text.endswith(".") else text
+
+
+def _as_answer(text: str) -> str | None:
+    """A slice as the trace keeps an answer [ours]: without a trailing full stop; an unknown is None."""
+    text = _without_full_stop(text)
+    return None if is_idk(text) else text
+
+
+def read_agent_response_paper(raw: str, structured: bool = False) -> Parsed[tuple[str | None, str]]:
+    """An agent's (answer, explanation) as the paper reading reads it: ``released_slice`` and
+    ``released_explanation`` (the released code's rule), the answer kept as ``_as_answer`` ([ours]: no trailing
+    full stop, an unknown is None). Exact: "Answer: " then "Explanation: " as the prompt writes them; otherwise the
+    slice is what it is (lenient, noted), or nothing (unreadable: unknown). ``structured``: the schema's "answer"
+    and "explanation" fields."""
+    if structured:
+        obj = schema_object(raw) or {}
+        answer = _as_answer(str(obj.get("answer") or ""))
+        read = (answer, str(obj.get("explanation") or ""))
+        return exact(read) if answer or "answer" in obj else unreadable(read, "no 'answer' field in the JSON reply; "
+                                                                              "the method used its default: unknown")
+    sliced, explanation = released_slice(raw), released_explanation(raw).strip()
+    answer = _as_answer(sliced)
+    start, end = raw.find(ANSWER_LABEL), raw.find("Explanation: ")
+    if 0 <= start < end:
+        return exact((answer, explanation))
+    if not answer:
+        return unreadable((None, explanation), f"the released code's slice of the reply is {sliced!r}; the method "
+                                               "used its default: unknown")
+    return lenient((answer, explanation), f"not 'Answer: X. Explanation: Y': the released code's slice is {sliced!r}")
+
+
+def read_aggregation_paper(raw: str, structured: bool = False) -> Parsed[tuple[list[str], str]]:
+    """The aggregator's (answers, explanation) as the paper reading reads it. [C] keeps the aggregation as text and
+    has no reader for it; [ours]: the released code's slicing (``released_slice``) with the label the prompt asks for,
+    ``All Correct Answers: ``: the text from it to the first "Explanation", read as a JSON list when it is one (a
+    trailing full stop dropped: ``["1963", "1956"].``), else as one answer; "unknown" / "[]" / "None" and unknown
+    items are no answer. No label as asked (case, colon and space included): no answer. The explanation is
+    ``released_explanation``. ``structured``: the schema's "all_correct_answers" and "explanation" fields."""
+    if structured:
+        obj = schema_object(raw) or {}
+        listed = obj.get("all_correct_answers")
+        items = [str(a).strip() for a in listed] if isinstance(listed, list) else []
+        read = ([a for a in items if not is_idk(a)], str(obj.get("explanation") or ""))
+        return exact(read) if isinstance(listed, list) else unreadable(
+            read, "no 'all_correct_answers' list in the JSON reply; the method used its default: no answer (unknown)")
+    if AGGREGATION_LABEL not in raw:
+        return unreadable(([], raw), f"no {AGGREGATION_LABEL.strip()!r} label as the prompt writes it; the method "
+                                     "used its default: no answer (unknown)")
+    sliced = released_slice(raw, AGGREGATION_LABEL)
+    body = _without_full_stop(sliced)
+    explanation = released_explanation(raw).strip() if "Explanation: " in raw else ""
+    try:
+        listed = json.loads(body)
+    except (ValueError, RecursionError):
+        listed = None
+    if isinstance(listed, list):
+        answers = [str(a).strip() for a in listed if not isinstance(a, (list, dict))]
+        return exact(([a for a in answers if not is_idk(a)], explanation))
+    answers = [] if is_idk(body) else [body]
+    return lenient((answers, explanation), f"the text after {AGGREGATION_LABEL.strip()!r} is not a JSON list: "
+                                           f"{body!r} read as {'no answer' if not answers else 'one answer'}")
+
+
+def _answer_key(answer: str | None) -> str:
+    return normalize(answer or "")
+
+
+def _quoted(answer: str) -> str:
+    """An agent's answer as a difference shows it: quoted, so a slice's own punctuation shows ("3,559." against
+    "3,559"), on one line."""
+    return f"“{' '.join(answer.split())}”"
+
+
+def parse_turn(agent: int, round_: int, raw: str, history: str | None, call_id: str | None,
+               readings: Readings | None = None, structured: bool = False) -> MadamTurn:
+    """One agent's turn, its answer read both ways when ``readings`` is given (the run's reading's kept, a
+    difference recorded), else by the tolerant reader alone (a released trace, a test)."""
     parsed = parse_agent_response(raw)
+    if readings is not None:
+        parsed = readings.decide(f"debate_round_{round_}", parsed, read_agent_response_paper(raw, structured),
+                                 call_id=call_id, key=lambda p: _answer_key(p.value[0]),
+                                 show=lambda p: _quoted(p.value[0]) if p.value[0] else "unknown",
+                                 what=f"agent {agent}'s answer")
     answer, explanation = parsed.value
     return MadamTurn(agent=agent, round=round_, raw=raw, answer=answer, explanation=explanation,
-                     parse_ok=parsed.ok, parse_note=parsed.note, history=history, call_id=call_id)
+                     parse_ok=parsed.ok, parse_note=parsed.note, history=history, call_id=call_id,
+                     released_answer=paper_slice(raw, structured))
 
 
-def parse_aggregation(round_: int, order: list[int], raw: str, call_id: str | None) -> MadamAggregation:
+def parse_aggregation(round_: int, order: list[int], raw: str, call_id: str | None,
+                      readings: Readings | None = None, structured: bool = False) -> MadamAggregation:
+    """One aggregation, its answers read both ways when ``readings`` is given (compared as normalised sets)."""
     parsed = parse_all_correct_answers(raw)
+    if readings is not None:
+        parsed = readings.decide(f"aggregate_round_{round_}", parsed, read_aggregation_paper(raw, structured),
+                                 call_id=call_id, key=lambda p: tuple(sorted({normalize(a) for a in p.value[0]})),
+                                 show=lambda p: "; ".join(p.value[0]) if p.value[0] else "no answer (unknown)",
+                                 what="the aggregator's answers")
     answers, explanation = parsed.value
     return MadamAggregation(round=round_, order=order, raw=raw, answers=answers, explanation=explanation,
                             parse_ok=parsed.ok, parse_note=parsed.note, call_id=call_id)
 
 
-def check_convergence(current: MadamRound, previous: MadamRound) -> bool:
-    """Mark each agent's change against the previous round; True when no agent changed (§3.5)."""
-    before = {t.agent: t.answer for t in previous.turns}
+def _stop_shown(changed: tuple[tuple[int, bool], ...]) -> str:
+    moved = [str(agent) for agent, c in changed if c]
+    return "stop: no agent changed its answer" if not moved else f"go on: agent(s) {', '.join(moved)} changed"
+
+
+def check_convergence(current: MadamRound, previous: MadamRound, readings: Readings | None = None,
+                      decide: bool = True) -> bool:
+    """Mark each agent's change against the previous round; True when no agent changed (§3.5).
+
+    Without ``readings``: our test (``same_answer``) on the turns' answers. With ``readings``: both readings' tests,
+    each on its own reading of the replies (tolerant: ``same_answer`` on ``parse_agent_response``'s answers; paper:
+    ``released_unchanged`` on the turns' ``released_answer`` slices), the run's reading's marks kept; ``decide``:
+    the stop is a decision (``readings.decide``: counted, a difference recorded), else only the marks."""
+    before = {t.agent: t for t in previous.turns}
+    if readings is None:
+        changed = tuple((t.agent, not same_answer(before[t.agent].answer if t.agent in before else None, t.answer))
+                        for t in current.turns)
+    else:
+        def tolerant_answer(turn: MadamTurn | None) -> str | None:
+            return parse_agent_response(turn.raw).value[0] if turn is not None else None
+
+        tolerant = tuple((t.agent, not same_answer(tolerant_answer(before.get(t.agent)), tolerant_answer(t)))
+                         for t in current.turns)
+        paper = tuple((t.agent, not released_unchanged(
+            (before[t.agent].released_answer or "") if t.agent in before else "", t.released_answer or ""))
+            for t in current.turns)
+        if decide:
+            changed = readings.decide(f"debate_round_{current.round}", tolerant, paper,
+                                      key=lambda v: not any(c for _, c in v), show=_stop_shown,
+                                      what=f"stop the debate at round {current.round} (no agent changed its answer)")
+        else:
+            changed = tolerant if readings.reading == "tolerant" else paper
+    marks = dict(changed)
     for turn in current.turns:
-        turn.previous_answer = before.get(turn.agent)
-        turn.changed = not same_answer(turn.previous_answer, turn.answer)
+        turn.previous_answer = before[turn.agent].answer if turn.agent in before else None
+        turn.changed = marks[turn.agent]
     current.n_changed = sum(bool(t.changed) for t in current.turns)
     current.converged = current.n_changed == 0
     return current.converged
@@ -271,7 +461,8 @@ class MadamRAG(Method):
                 agent_prompt(question.question, doc.text, history), task="debate_turn", step=f"debate_round_{t}",
                 question=question.question, parents=parents, max_tokens=self.max_tokens,
                 fields={"passages": passages_field([doc]), "round": t, "history": lines or []})
-            return parse_turn(agent, t, call.response or "", history, call.id)
+            return parse_turn(agent, t, call.response or "", history, call.id, readings=ctx.readings,
+                              structured=call.structured)
 
         turns = await gather_all(*(turn(i, d) for i, d in enumerate(docs, start=1)))
         return MadamRound(round=t, turns=list(turns))
@@ -285,7 +476,8 @@ class MadamRAG(Method):
             task="aggregate", step=f"aggregate_round_{rnd.round}", question=question.question,
             parents=[by_agent[a].call_id for a in order if by_agent[a].call_id], max_tokens=self.max_tokens,
             fields={"responses": [response_line(a, by_agent[a].raw) for a in order]})
-        rnd.aggregation = parse_aggregation(rnd.round, order, call.response or "", call.id)
+        rnd.aggregation = parse_aggregation(rnd.round, order, call.response or "", call.id, readings=ctx.readings,
+                                            structured=call.structured)
         return rnd.aggregation
 
     async def _run(self, question: Question, ctx: RunContext) -> Outcome:
@@ -312,7 +504,8 @@ class MadamRAG(Method):
                 rnd = await self.debate_round(ctx, question, docs, t, previous)
                 trace.rounds.append(rnd)
                 trace.stopped_at = t
-                if previous is not None and check_convergence(rnd, previous) and self.early_stop:
+                if previous is not None and check_convergence(rnd, previous, ctx.readings,
+                                                              decide=self.early_stop) and self.early_stop:
                     trace.stop_reason = "converged"
                     if self.aggregate_converged_round:
                         pending[t] = asyncio.create_task(self.aggregate(ctx, question, rnd))
@@ -387,6 +580,7 @@ class AggregateReply(BaseModel):
 
 SPEC = register(MethodSpec(
     MadamRAG, MadamTrace, title="MADAM-RAG", color="#00838f", order=30, estimate=estimate, story=madam_story,
+    paper_metric='ramdocs_em',  # its paper's own metric (backend.scoring.PAPER_METRICS)
     description="one agent per document debates over rounds; an aggregator keeps every answer that survives",
     tasks=(TaskSpec("debate_turn", ("passages", "round", "history"), parse_agent_response,
                     "'Answer: X. Explanation: Y' from one document, revised against others' answers",

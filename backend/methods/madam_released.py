@@ -3,7 +3,8 @@
 * The released code's output (HanNight/RAMDocs ``run_madam_rag.py``, one JSON line per RAMDocs question):
   ``{"round1": {"answers": [...], "explanations": [...], "aggregation": "..."}, "round2": {...},
   "final_aggregation": "..."}``. It keeps the answer and explanation sliced out of each reply (the answer
-  keeps the text up to "Explanation", e.g. ``"3,559."``), not the reply itself, and no question: the
+  keeps the text up to "Explanation", e.g. ``"3,559."``: ``madam.released_slice``, the one definition of that
+  slicing, which the paper reading of a live run uses too), not the reply itself, and no question: the
   caller supplies the question whose documents the agents read, in order (agent k = document k).
   A round without ``aggregation`` is the early-stop case: [C] compared the answers, found them
   unchanged and reused the previous round's aggregation as ``final_aggregation``.

@@ -39,6 +39,9 @@ class MethodSpec:
     step_roles: Mapping[str, str] = field(default_factory=dict)
     #: may abstain by design (selective answering): batch evaluation reports its risk and coverage
     selective: bool = False
+    #: the metric its own paper reports (a ``backend.scoring.PAPER_METRICS`` key, or "risk" for risk and coverage):
+    #: the summary, the Evaluate page and the reports show it beside the project's lenient match. None: no paper's
+    paper_metric: str | None = None
     #: a reference point every paper compares against: no page of its own, its details on the Model calls page
     baseline: bool = False
     #: the keep-every-answer reference for selective methods' risk: labels a question a method abstained on

@@ -14,6 +14,7 @@ from backend.cost import cost_text
 from backend.llm.failures import classify_failure
 from backend.report.layout import no_data, size_heatmap
 from backend.report.palette import KIND_COLORS, KIND_LABELS
+from backend.report.paper import own_metric_cell
 from backend.schema import MethodResult, Question
 from backend.scoring import doc_kind, strict_em, verdict
 
@@ -22,16 +23,25 @@ def tokens(result: MethodResult) -> int:
     return sum(c.prompt_tokens + c.completion_tokens for c in result.calls)
 
 
+#: The truth columns of ``results_frame``, after the method: the lenient verdict, the lenient all-gold test (every
+#: gold answer and no wrong one by ``answers.names``: none of the papers' rules) and the method's own paper's metric.
+LENIENT_ALL_GOLD = "all gold, no wrong (lenient)"
+OWN_METRIC = "its paper's metric"
+
+
 def results_frame(results: dict[str, MethodResult], question: Question, show_truth: bool) -> pd.DataFrame:
-    """One row per method. The truth columns (verdict, the paper's strict EM) come right after the method, where
-    the eye is; a method's dataset-level preparation (RA-RAG's stage 1) is counted apart from the question's calls."""
+    """One row per method (keyed by any name: a display title too; the method is the result's). The truth columns
+    (the verdict and the all-gold test, both the project's lenient match, then the method's own paper's metric under
+    the paper's name: "EM (SQuAD): no") come right after the method, where the eye is; a method's dataset-level
+    preparation (RA-RAG's stage 1) is counted apart from the question's calls."""
     rows = []
     prepared = any(r.preparation for r in results.values())
     for name, r in results.items():
         row = {"method": name}
         if show_truth:
             row["verdict"] = verdict(r, question)
-            row["strict EM (paper)"] = strict_em(r.answers, question.gold_answers, question.wrong_answers)
+            row[LENIENT_ALL_GOLD] = strict_em(r.answers, question.gold_answers, question.wrong_answers)
+            row[OWN_METRIC] = own_metric_cell(r, question)
         row |= {"answers": "; ".join(r.answers) or "—", "abstained": r.abstained,
                 "calls": len(r.calls), "uncached": sum(not c.cache_hit for c in r.calls), "tokens": tokens(r),
                 "cost": cost_text(r.calls), "wall s": round(r.wall_s, 3)}

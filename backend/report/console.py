@@ -66,27 +66,61 @@ def print_risk(dataset: str, questions: int, points) -> None:
 
 
 
+def own_metric_cells(m: dict) -> tuple[str, str]:
+    """A method's own paper's metric, as (its paper's name, the value in percent): RC-RAG's is risk and coverage."""
+    from backend.scoring import PAPER_METRICS, RISK_METRIC_NAME
+
+    key = m.get("own_metric")
+    if key == "risk":
+        risk = m.get("risk") or {}
+        return RISK_METRIC_NAME, f"{pct(risk.get('risk'))} / {pct(risk.get('coverage'))}" if risk else "n/a"
+    if key in PAPER_METRICS:
+        return PAPER_METRICS[key].name, pct(m.get(key))
+    return "—", "—"
+
+
+def by_reading(m: dict) -> dict[str, str]:
+    """A method's own metric per reading ("tolerant", "paper"): the run's, and the other's when it was run."""
+    values = {m.get("reading") or "tolerant": own_metric_cells(m)[1]}
+    if other := m.get("other_reading"):
+        values[other["reading"]] = own_metric_cells({**(other.get("scores") or {}), "risk": other.get("risk"),
+                                                     "own_metric": m.get("own_metric")})[1]
+    return values
+
+
 def print_evaluation(summary: dict) -> None:
-    """Batch evaluation: one row per method, the answer metrics (percent), abstention risk, cost; then what is
-    missing or failed."""
-    console = safe_console(160)  # a pipe reports 80 columns: fifteen columns would be cut to "accura…"
-    table = Table("method", "n", "errors", "missing", "accuracy", "strict EM", "P", "R", "F1", "refusal",
-                  "risk ↓", "coverage", "calls", "tokens", "wall s",
+    """Batch evaluation: one row per method, its own paper's metric under the paper's name, read the tolerant way and
+    the paper's (percent; the other reading when it was run), beside the project's lenient match, the share of
+    decisions that depend on the reading, abstention risk, cost; then what is missing or failed."""
+    console = safe_console(170)  # a pipe reports 80 columns: the columns would be cut to "accura…"
+    reading = next((m.get("reading") for m in summary["methods"].values() if m.get("reading")), "tolerant")
+    table = Table("method", "n", "paper's metric", "tolerant", "paper", "answer match (lenient)", "EM (SQuAD)",
+                  "refusal", "risk ↓", "coverage", "reading-\ndependent", "calls", "tokens", "wall s",
                   title=Text(f"Evaluation of {summary['dataset']} with {summary['model']} "
-                             f"({plural(summary['questions'], 'question')}; percent)"))
+                             f"({plural(summary['questions'], 'question')}; percent; decided by the {reading} "
+                             "reading)"))
     table.columns[0].no_wrap = True
     for name, m in summary["methods"].items():
         risk = m.get("risk") or {}
         tokens = (m["mean_prompt_tokens"] or 0) + (m["mean_completion_tokens"] or 0) if m["n"] else None
-        table.add_row(Text(name), str(m["n"]), str(m["errors"]), str(m["missing"]),
-                      *(pct(m[k]) for k in ("accuracy", "strict_em", "precision", "recall", "f1", "refusal_rate")),
+        values = by_reading(m)
+        dependent = (f"{m.get('reading_dependent', 0)}/{m.get('decisions_read', 0)}"
+                     + (f" ({pct(m['reading_dependent_pct'])})" if m.get("reading_dependent_pct") else ""))
+        table.add_row(Text(name), str(m["n"]), Text(own_metric_cells(m)[0]), values.get("tolerant", "—"),
+                      values.get("paper", "—"),
+                      *(pct(m.get(k)) for k in ("lenient_match", "squad_em", "refusal_rate")),
                       pct(risk.get("risk")) if risk else "—", pct(risk.get("coverage")) if risk else "—",
+                      dependent,
                       _num(m["mean_calls"]) if m["mean_calls"] is not None else "n/a",
                       f"{tokens:.0f}" if tokens is not None else "n/a",
                       _num(m["mean_wall_s"]) if m["mean_wall_s"] is not None else "n/a")
     console.print(table)
-    console.print("Metrics over rows without error; calls, tokens and wall s are means per question. Risk (RC-RAG) "
-                  "for methods that abstain; an abstention is labelled by vanilla RAG's answer.", highlight=False)
+    console.print("Paper's metric: the method's own paper's, by its rule (README, \"Which number to compare with "
+                  "which paper\"); answer match (lenient) is the project's, none of the papers'. EM: SQuAD's. "
+                  "Reading-dependent: decisions the other reading of the same replies would have read differently. "
+                  "Metrics over rows without error; calls, tokens and wall s are means per question. Risk (RC-RAG) "
+                  "for methods that abstain; an abstention is labelled by RC-RAG's RAG answer "
+                  "to the question (as in `risk --also`).", highlight=False)
     gold = summary.get("gold") or {}
     if gold.get("from", "dataset") != "dataset":
         from backend.labels.gold import settled_text
@@ -117,15 +151,16 @@ def _print_format_failures(console, entries) -> None:
 def print_attack(summary: dict, dataset: str, model: str, out) -> None:
     """An attack over a dataset (``backend.whatif.campaign``): one row per method and k."""
     console = safe_console(120)
-    table = Table("method", "k", "n", "errors", "missing", "attack success", "accuracy", "abstention",
+    table = Table("method", "k", "n", "errors", "missing", "attack success", "answer match (lenient)", "abstention",
                   title=Text(f"Attack on {dataset} with {model} (percent; k = injected passages)"))
     for name, per_k in summary.items():
         for k, e in per_k.items():
             table.add_row(Text(name), k, str(e["n"]), str(e["errors"]), str(e["missing"]),
                           pct(e["attack_success_rate"]), pct(e["accuracy"]), pct(e["abstention"]))
     console.print(table)
-    console.print("Attack success: the method's answers include the target wrong answer; rates over rows without "
-                  "error.", highlight=False)
+    console.print("Attack success: the method's answers include the target wrong answer; answer match (lenient): "
+                  "they include a gold answer (containment either way: the project's rule, none of the papers' "
+                  "metrics; summary.json's `accuracy`); rates over rows without error.", highlight=False)
     _print_format_failures(console, [(f"{name} k={k}", e) for name, per_k in summary.items() for k, e in per_k.items()])
     console.print(Text(f"summary: {out}/summary.json · rows: {out}/results.jsonl · settings: {out}/attack.json"),
                   highlight=False)

@@ -1,6 +1,10 @@
 """A self-contained HTML report of one question's inspection (issue 27): the question's story (``backend.story``),
 the results with their recorded timings (``backend.report.timing``), who agreed with whom, which documents each
-answer rests on, each method's "why" from its trace (``backend.report.why``) and the documents.
+answer rests on, each method's "why" from its trace (``backend.report.why``) and the documents. With the truth, each
+method is scored by its own paper's metric under the paper's name beside the project's lenient verdict
+(``backend.report.paper``); each method's section says which of its decisions depend on how its replies were read
+(``backend.report.reading``: "2 of this method's 9 decisions depend on the tolerant reader: …", with every
+difference in a table).
 
 No script and no chart: the tables say what the Inspect page's charts say, and a report of seven methods stays far
 under ``MAX_BYTES`` (plotly.js alone is 4.7 MB). Every piece of dataset or model text is HTML-escaped. [ours] The
@@ -20,15 +24,20 @@ import hashlib
 from backend.agreement import agree
 from backend.llm.failures import classify_failure
 from backend.methods import SPECS, title
+from backend.methods.reading import other
 from backend.report import timing
-from backend.report.compare import AGREEMENT_MEANING, AGREEMENT_TITLE, SUPPORT_TITLE, tokens
+from backend.report.compare import AGREEMENT_MEANING, AGREEMENT_TITLE, OWN_METRIC, SUPPORT_TITLE, tokens
 from backend.report.palette import KIND_COLORS, KIND_LABELS
+from backend.report.paper import own_metric_cell, own_metric_text
+from backend.report.reading import reading_text
 from backend.report.text import html_text as _e
 from backend.report.why import why_html
 from backend.schema import Dataset, MethodResult, Question
 from backend.scoring import doc_kind, verdict
 from backend.story import StoryContext, story
 
+#: How the report's first line says the replies were read (``backend.methods.reading``).
+READ = {"tolerant": "replies read the tolerant way", "paper": "replies read by each paper's own rule"}
 #: the issue's budget for one question's report with every method
 MAX_BYTES = 1_500_000
 DOC_CHARS = 6_000
@@ -65,16 +74,23 @@ def _row(cells: list[str], tag: str = "td") -> str:
 
 
 def _results_table(results: dict[str, MethodResult], question: Question, include_truth: bool) -> str:
-    head = ["method"] + (["verdict"] if include_truth else []) + \
+    head = ["method"] + (["verdict (lenient)", OWN_METRIC] if include_truth else []) + \
         ["answers", "calls (cached)", "tokens", "time", "this run", "error"]
     rows = []
     for name, r in results.items():
-        cells = [_name(name)] + ([_e(verdict(r, question))] if include_truth else []) + \
+        truth = [_e(verdict(r, question)), _e(own_metric_cell(r, question, name))] if include_truth else []
+        cells = [_name(name)] + truth + \
             [_e("; ".join(r.answers) or ("abstained" if r.abstained else "—")),
              f"{len(r.calls)} ({timing.cached(r)})", f"{tokens(r):,}", _e(timing.first_run_text(r)),
              _e(timing.run_text(r)), _e(classify_failure(r.error).problem if r.error else "")]
         rows.append(_row(cells))
-    return (f"<div class='scroll'><table>{_row([_e(h) for h in head], 'th')}{''.join(rows)}</table></div>"
+    scored = ("<p class='muted'>Verdict: the project's lenient match (a gold answer named in any word order, inside "
+              "the answer or as a shorter form of exactly one gold answer), none of the papers' rules. Its paper's "
+              "metric: the method's own paper's rule on this question, under the paper's name (EM (SQuAD): the "
+              "normalised answer equals a gold answer; accuracy (gold in response): a gold answer inside the "
+              "response; accuracy (RAMDocs exact match): every gold answer and no wrong one; risk / coverage: "
+              "RC-RAG's fold of this question).</p>") if include_truth else ""
+    return (f"<div class='scroll'><table>{_row([_e(h) for h in head], 'th')}{''.join(rows)}</table></div>{scored}"
             "<p class='muted'>Time: the wall time of the run that made the replies, as recorded then (a run "
             "answered from the reply cache shows the first run's time, not its cache read). This run: the wall "
             "time of this run.</p>")
@@ -130,7 +146,8 @@ def _documents(question: Question, include_truth: bool) -> str:
     return "<h2>Documents</h2>" + "".join(docs)
 
 
-def _methods(results: dict[str, MethodResult], told, ctx: StoryContext) -> str:
+def _methods(results: dict[str, MethodResult], told, ctx: StoryContext, question: Question,
+             include_truth: bool) -> str:
     parts = ["<h2>Why each method answered as it did</h2>"]
     for name, r in results.items():
         sentence = told.line(name) or ""
@@ -138,9 +155,34 @@ def _methods(results: dict[str, MethodResult], told, ctx: StoryContext) -> str:
         why = why_html(r, ctx)
         parts.append(f"<section class='method' id='why-{_e(name)}'><h3>{_e(title(name))}</h3>"
                      + (f"<p class='muted'>{_e(what)}</p>" if what else "")
-                     + f"<p>{_e(sentence)}</p><p class='muted'>{_e(timing.timing_sentence(r))}</p>"
+                     + f"<p>{_e(sentence)}</p>" + (_scored(name, r, question) if include_truth else "")
+                     + f"<p class='muted'>{_e(timing.timing_sentence(r))}</p>" + _reading(r)
                      + (f"<div class='scroll'>{why}</div>" if why else "") + "</section>")
     return "".join(parts)
+
+
+def _scored(name: str, result: MethodResult, question: Question) -> str:
+    """Its own paper's metric on this question under the paper's name, beside the lenient verdict."""
+    own = own_metric_text(result, question, name)
+    if own is None:
+        return ""
+    return (f"<p class='scored'>{_e(own[0])} (its paper's metric): <b>{_e(own[1])}</b> · verdict by the "
+            f"project's lenient match: {_e(verdict(result, question))}</p>")
+
+
+def _reading(result: MethodResult) -> str:
+    """Which decisions depend on how the replies were read (``backend.report.reading``): the line, and every
+    difference in a table; with none, a quiet line. All model text escaped."""
+    line = reading_text(result)
+    if line is None:
+        return ""
+    if not result.reading_differences:
+        return f"<p class='muted reading'>{_e(line)}</p>"
+    used, unused = f"read ({result.reading}, used)", f"read ({other(result.reading)})"  # type: ignore[arg-type]
+    rows = "".join(_row([_e(d.step), _e(d.call_id or "—"), _e(d.what or "—"), _e(d.used), _e(d.other)])
+                   for d in result.reading_differences)
+    head = _row([_e(h) for h in ("step", "call", "decision", used, unused)], "th")
+    return f"<p class='reading'>{_e(line)}</p><div class='scroll'><table>{head}{rows}</table></div>"
 
 
 def report_html(dataset: Dataset, question: Question, results: dict[str, MethodResult],
@@ -155,18 +197,20 @@ def report_html(dataset: Dataset, question: Question, results: dict[str, MethodR
                  f"{_e('; '.join(question.gold_answers) or '—')}<br><b>Wrong answers</b>: "
                  f"{_e('; '.join(question.wrong_answers) or '—')}</p>")
     models = sorted({c.model for r in results.values() for c in r.calls})
+    readings = {r.reading for r in results.values()}
+    read = READ.get(readings.pop(), "") if len(readings) == 1 else "replies read as each run says"
     lines = "".join(f"<li>{_e(m.sentence)}</li>" for m in told.methods)
     return f"""<!doctype html><html lang="en"><head><meta charset="utf-8">
 <meta http-equiv="Content-Security-Policy" content="{CSP}">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>ConflictLens · {_e(question.id)}</title><style>{STYLE}</style></head><body>
 <p class="muted">ConflictLens inspection · dataset {_e(dataset.name)} · question {_e(question.id)} · model \
-{_e(', '.join(models) or '—')}</p>
+{_e(', '.join(models) or '—')}{f' · {_e(read)}' if read else ''}</p>
 <h1>{_e(question.question)}</h1>{truth}
 <div class="story" id="story"><p class="headline">{_e(told.headline)}</p><ul>{lines}</ul></div>
 <h2>Results</h2>{_results_table(results, question, include_truth)}
 {_agreement_table(results)}
 {_support_table(results, question, ctx, include_truth)}
-{_methods(results, told, ctx)}
+{_methods(results, told, ctx, question, include_truth)}
 {_documents(question, include_truth)}
 </body></html>"""

@@ -20,10 +20,10 @@ from backend.schema.data import (
            Source,
            strip_truth,
 )
-from backend.schema.result import TIMING_FIELDS, MethodResult, Preparation, without_timings
+from backend.schema.result import TIMING_FIELDS, MethodResult, Preparation, ReadingDifference, without_timings
 from backend.schema.traces import *  # noqa: F403 - every trace model, by name
 from backend.schema.traces import __all__ as _traces
 
 __all__ = ["EvidenceMode", "StrictModel", "LLMCall", "TRUTH_FIELDS", "Dataset", "DocLabel", "DocType", "Document",
-           "Question", "Source", "strip_truth", "TIMING_FIELDS", "MethodResult", "Preparation", "without_timings",
+           "Question", "Source", "strip_truth", "TIMING_FIELDS", "MethodResult", "Preparation", "ReadingDifference", "without_timings",
            *_traces]

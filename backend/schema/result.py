@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, Field, SerializeAsAny
 
@@ -23,6 +23,16 @@ class Preparation(StrictModel):
     reused: bool = False           # True: computed before this run (kept in memory or on disk), so this run paid 0
 
 
+class ReadingDifference(StrictModel):
+    """One decision the other reading of the same reply would have made differently (``backend.methods.reading``)."""
+
+    step: str                      # the step of the call whose reply was read, e.g. "responder", "debate_round_2"
+    call_id: str | None = None     # that call (None: a decision over several replies)
+    what: str = ""                 # the decision in a few words: "option", "keep or discard", "agent 2's answer"
+    used: str                      # what this run's reading read
+    other: str                     # what the other reading would have read
+
+
 class MethodResult(StrictModel):
     method: str
     question_id: str
@@ -41,6 +51,11 @@ class MethodResult(StrictModel):
     support: dict[str, list[str]] = Field(default_factory=dict)
     #: the dataset-level preparation this run relied on (None: the method needs none)
     preparation: Preparation | None = None
+    #: how the replies were read (``backend.methods.reading``): the project's tolerant readers or the papers' rules
+    reading: Literal["tolerant", "paper"] = "tolerant"
+    #: decisions read from replies, and those the other reading would have read differently
+    decisions_read: int = 0
+    reading_differences: list[ReadingDifference] = Field(default_factory=list)
 
 
 TIMING_FIELDS = ("wall_s", "latency_s", "started_at", "ended_at", "recorded_latency_s")

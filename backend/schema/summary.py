@@ -15,9 +15,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, RootModel, model_serializer, model_validator
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, RootModel, model_serializer, model_validator
 
 Rate = float | None  # a percentage; None where there was nothing to compute it from
+#: the papers' metrics a ``Scores`` holds (``backend.scoring.PAPER_METRICS``'s keys; a test keeps the two alike)
+PAPER_KEYS = ("squad_em", "squad_f1", "gold_in_response", "ramdocs_em")
 
 
 class _Open(BaseModel):
@@ -32,12 +34,24 @@ class Scores(_Open):
     n: int = 0                      # rows
     errors: int = 0                 # rows that ended in an error (scored as nothing)
     scored: int | None = None       # rows without error whose question has gold answers (or is unanswerable)
-    accuracy: Rate = None
-    strict_em: Rate = None
+    #: the project's lenient match (``backend.scoring.accuracy``, "answer match (lenient)"): none of the papers' rules;
+    #: a file written before the papers' metrics were kept calls it ``accuracy``
+    lenient_match: Rate = Field(None, validation_alias=AliasChoices("lenient_match", "accuracy"))
+    #: every gold answer and no wrong one, by the lenient match (``backend.scoring.strict_em``); formerly ``strict_em``
+    lenient_all_gold: Rate = Field(None, validation_alias=AliasChoices("lenient_all_gold", "strict_em"))
     precision: Rate = None
     recall: Rate = None
     f1: Rate = None
     refusal_rate: Rate = None
+    #: the papers' own metrics (``backend.scoring.PAPER_METRICS``), each under its key; None in a file written before
+    squad_em: Rate = None
+    squad_f1: Rate = None
+    gold_in_response: Rate = None
+    ramdocs_em: Rate = None
+
+    def paper(self, key: str | None) -> Rate:
+        """A paper's metric by its key (``PAPER_METRICS``); None for another key (RC-RAG's "risk": ``risk``)."""
+        return getattr(self, key) if key in PAPER_KEYS else None
 
     @model_validator(mode="before")
     @classmethod
@@ -64,6 +78,16 @@ class RiskSummary(_Open):
     unlabelled: int = 0
 
 
+class OtherReading(_Open):
+    """One method's rows run again with the other reading (``backend.evaluate``'s ``other_reading``): its metrics."""
+
+    reading: str
+    scores: Scores = Field(default_factory=Scores)
+    risk: RiskSummary | None = None
+    #: rows that could not be run again from the reply cache (the other reading asked for a reply never made)
+    not_replayed: int = 0
+
+
 class MethodSummary(Scores):
     """One method's entry of ``summary.json``: its answer metrics, the pairs without a row (``missing``), mean cost
     per row, ``risk`` (only for a method that abstains) and the same metrics per slice (``slices[family][name]``)."""
@@ -83,8 +107,20 @@ class MethodSummary(Scores):
     cost_usd: float | None = None
     saved_usd: float | None = None
     cost_unknown_calls: int = 0
+    # (in ``summarize``'s order: the file's keys are the model's, in the model's order)
+    #: how its replies were read (``backend.evaluate.reading_counts``): the reading, the decisions read, those the other
+    #: reading would have read differently (and their share of the decisions), the rows with one
+    reading: str | None = None
+    decisions_read: int = 0
+    reading_dependent: int = 0
+    reading_dependent_pct: Rate = None
+    rows_reading_dependent: int = 0
+    #: the key of its own paper's metric (``MethodSpec.paper_metric``; "risk": RC-RAG's risk and coverage)
+    own_metric: str | None = None
     risk: RiskSummary | None = None
     slices: dict[str, dict[str, Scores]] = Field(default_factory=dict)
+    #: the same rows read the other way (``backend.evaluate``'s ``other_reading``): that reading and its metrics
+    other_reading: OtherReading | None = None
 
     @property
     def mean_tokens(self) -> float | None:
@@ -98,6 +134,8 @@ class MethodSummary(Scores):
         data = handler(self)
         if data.get("risk") is None:  # the file has no "risk" key for a method that never abstains
             data.pop("risk", None)
+        if data.get("other_reading") is None:  # nor "other_reading" when only one reading was run
+            data.pop("other_reading", None)
         return data
 
 

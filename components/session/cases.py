@@ -82,7 +82,8 @@ def latest_attack_rows(ds: Dataset) -> list:
 
 
 def offline_selection(selection: Selection) -> Selection:
-    return dataclasses.replace(selection, model=OFFLINE)
+    """The selection with the offline model (default settings), its replies read as the sidebar says."""
+    return dataclasses.replace(selection, model=dataclasses.replace(OFFLINE, reading=selection.model.reading))
 
 
 def session_results(selection: Selection) -> dict[str, dict[str, MethodResult]]:

@@ -46,6 +46,8 @@ class Batch:
     methods: list[str]
     out_dir: Path
     max_cost: float | None = None   # US dollars: the run stops cleanly there (``evaluate``'s ``max_cost``)
+    #: also read every pair the other way (``evaluate``'s ``other_reading``: from the reply cache, no new model call)
+    other_reading: bool = False
 
 
 def out_folder(dataset: str, root: Path | None = None, kind: str = "evaluations") -> Path:
@@ -61,18 +63,20 @@ def out_folder(dataset: str, root: Path | None = None, kind: str = "evaluations"
 
 def _work(job: Job, run) -> None:
     b: Batch = job.about  # an exception is the job's error, shown on the page
-    summary = evaluate(run, b.questions, b.methods, b.out_dir, max_cost=b.max_cost,
+    summary = evaluate(run, b.questions, b.methods, b.out_dir, max_cost=b.max_cost, other_reading=b.other_reading,
                        on_progress=job.progress("Evaluating", "question", "question × method pairs", len(b.methods)))
     job.value = Evaluation.of_run(summary, b.out_dir, b.dataset)
 
 
-def start(selection: Selection, methods: list[str], limit: int, max_cost: float | None = None) -> Job:
+def start(selection: Selection, methods: list[str], limit: int, max_cost: float | None = None,
+          other_reading: bool = False) -> Job:
     """Start an evaluation of the first ``limit`` questions of the selected dataset with the session's runner
-    (its call cache and call log) and keep the job in the session; its ``value`` is then the ``Evaluation``.
-    ``max_cost``: stop cleanly once the run's calls cost that many US dollars (a priced model)."""
+    (its call cache and call log, its reading of replies) and keep the job in the session; its ``value`` is then the
+    ``Evaluation``. ``max_cost``: stop cleanly once the run's calls cost that many US dollars (a priced model);
+    ``other_reading``: also read every pair the other way, from the reply cache (``evaluate``'s)."""
     ds = selection.dataset
     about = Batch(dataset=ds, questions=ds.questions[:limit], methods=list(methods), out_dir=out_folder(ds.name),
-                  max_cost=max_cost)
+                  max_cost=max_cost, other_reading=other_reading)
     return start_batch(selection, about, _work, JOB_KEY, "conflictlens-evaluate")
 
 

@@ -1,7 +1,7 @@
 """What a run is keyed by, and one session's results. No Streamlit here.
 
 A ``RunKey`` names every setting a method's answer depends on: the dataset (its path and the loaded version), the
-question, the model and its server, the methods, the evidence mode, the methods' parameters and the chroma server.
+question, the model and its server, how replies are read (tolerant or the papers' rules), the methods, the evidence mode, the methods' parameters and the chroma server.
 ``Results`` finds a method's result under any key equal to the asked one but for the other methods of its run
 (Inspect's run of every method answers the Consolidation page's question), never under one whose other settings
 differ: a result computed with one evidence mode, parameters or index server is never shown for another.
@@ -27,6 +27,7 @@ class RunKey:
     model: str
     api_base: str | None
     structured_output: bool = False  # JSON-schema replies asked for (``LLMConfig.structured_output``)
+    reading: str = "tolerant"  # how replies are read (``Runner.reading``: "tolerant" or "paper")
     methods: tuple[str, ...] = ()
     evidence_mode: str = "given"
     method_params: str = "{}"  # {method: {parameter: value}} as sorted JSON: frozen and comparable
@@ -92,6 +93,11 @@ class Results:
                     for m, r in results.items():
                         found.setdefault(k.question, {}).setdefault(m, r)
         return found
+
+    def keys(self) -> list[RunKey]:
+        """Every run's key, oldest first."""
+        with self._lock:
+            return list(self._runs)
 
     def __len__(self) -> int:
         with self._lock:

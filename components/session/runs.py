@@ -125,6 +125,7 @@ def runner(selection: Selection, evidence_mode: str = "given", method_params: di
                                   log=None if replay else call_log(), stripped_dataset=shared.stripped,
                                   retriever_source=shared.retriever, evidence_mode=evidence_mode,
                                   method_params=k[0].params, chroma_url=selection.chroma_url or None,
+                                  reading=selection.model.reading,  # part of the key: each reading its own runner
                                   stop=owner.session_stop())  # each call checks it: the session gone, it stops
     return run
 
@@ -162,7 +163,7 @@ def run_key(selection: Selection, methods: list[str] | tuple[str, ...] = (), evi
     return RunKey(dataset=str(selection.dataset.path), version=dataset_version(selection.dataset),
                   question=_question_key(selection, question), model=selection.model.model,
                   api_base=selection.model.api_base, structured_output=selection.model.structured_output,
-                  methods=tuple(methods), evidence_mode=evidence_mode,
+                  reading=selection.model.reading, methods=tuple(methods), evidence_mode=evidence_mode,
                   method_params=RunKey.params_text(method_params), chroma_url=selection.chroma_url or None)
 
 

@@ -12,6 +12,7 @@ from backend.cost import DEFAULT_THRESHOLD_USD
 from backend.data import DatasetError, bundled_datasets
 from backend.llm.structured import supports_json_schema, unsupported_note
 from backend.llm.urls import problem as url_problem
+from backend.methods.reading import DEFAULT_READING, READING_HELP, READINGS
 from backend.paths import CHROMA_URL_ENV
 from components.dataset import question_label
 from components.failures import render_failure
@@ -43,8 +44,8 @@ def _init_from_url() -> None:
         wanted, uploaded = OWN_FILE, wanted[len(uploads.PREFIX):]
     init_page_state(PAGE, {"dataset": wanted, "own_path": own, "upload": uploaded,
                            "question": params.get("question"), "model": DEFAULT_MODEL, "api_base": "",
-                           "structured_output": False, "cost_threshold": DEFAULT_THRESHOLD_USD,
-                           "chroma_url": default_chroma_url()})
+                           "structured_output": False, "reading": DEFAULT_READING,
+                           "cost_threshold": DEFAULT_THRESHOLD_USD, "chroma_url": default_chroma_url()})
 
 
 NOTICES_KEY = "app.link_notices"
@@ -157,7 +158,8 @@ def question_marks(ds) -> dict[str, str]:
     selection = Selection(dataset=ds, question=ds.questions[0], chroma_url=state.get(key(PAGE, "chroma_url")) or None,
                           model=ModelChoice(model=(state.get(key(PAGE, "model")) or "").strip() or DEFAULT_MODEL,
                                             api_base=(state.get(key(PAGE, "api_base")) or "").strip() or None,
-                                            structured_output=bool(state.get(key(PAGE, "structured_output")))))
+                                            structured_output=bool(state.get(key(PAGE, "structured_output"))),
+                                            reading=reading_setting()))
 
     truth = present.truth()
     known = cases.known_results(selection)
@@ -183,6 +185,20 @@ def _use_model(model: str) -> None:
     """Pick a built-in model (a button's callback: it runs before the widgets are drawn again)."""
     st.session_state[key(PAGE, "model")], st.session_state[key(PAGE, "api_base")] = model, ""
     apikey.forget()
+
+
+#: The reading setting's help (``backend.methods.reading.READING_HELP``, one line per reading).
+READING_SETTING_HELP = ("How the methods read the model's replies at each decision (an option, keep or discard, an "
+                        "agent's answer). " + " ".join(f"**{r}**: {READING_HELP[r]}." for r in READINGS)
+                        + " Every reply is read both ways (no extra model call): each method's page and Inspect say "
+                          "which decisions the other reading would have read differently. Results under the two "
+                          "readings are kept apart.")
+
+
+def reading_setting() -> str:
+    """The sidebar's reading of replies as it stands ("tolerant" unless set to a known other)."""
+    value = st.session_state.get(key(PAGE, "reading"))
+    return value if value in READINGS else DEFAULT_READING
 
 
 def _pick_model() -> ModelChoice:
@@ -223,6 +239,10 @@ def _pick_model() -> ModelChoice:
                                     "responses (litellm's model map, or an openai/ model with an api_base: vLLM, "
                                     "Ollama, serve-model). Off: the papers' reply formats, as the methods were "
                                     "published.")
+        if st.session_state.get(key(PAGE, "reading")) not in READINGS:
+            st.session_state[key(PAGE, "reading")] = DEFAULT_READING
+        reading = st.radio("Reading of replies", READINGS, key=key(PAGE, "reading"), horizontal=True,
+                           help=READING_SETTING_HELP)
         st.number_input("Ask before spending more than (US$)", min_value=0.0, step=0.25, format="%.2f",
                         key=key(PAGE, "cost_threshold"),
                         help="Before a run with a hosted model, the pages estimate its calls, tokens and price "
@@ -230,11 +250,13 @@ def _pick_model() -> ModelChoice:
                              "is unknown. Influence and dataset attacks always ask. The offline models and the "
                              "local model (on this CPU) cost $0: the local model's estimate gives its time instead.")
         choice = ModelChoice(model=model.strip() or DEFAULT_MODEL, api_base=api_base.strip() or None,
-                             structured_output=structured)
+                             structured_output=structured, reading=reading)
         if st.button("Test connection", key=key(PAGE, "test_connection")):
             _test_connection(choice)
     if structured and not supports_json_schema(choice.model, choice.api_base):  # outside the expander: always seen
         st.sidebar.warning(md(unsupported_note(choice.model)), icon=":material/warning:")
+    if reading != DEFAULT_READING:  # outside the expander too: every result on every page is read this way
+        st.sidebar.caption("Replies are read by each paper's own rule (Model → Reading of replies: paper).")
     if choice.model == LOCAL_CHOICE[0] and missing:  # typed or from a link: said before a run, not as its errors
         st.sidebar.warning(missing, icon=":material/warning:")
     return choice

@@ -20,6 +20,8 @@ class ModelChoice:
     model: str = DEFAULT_MODEL
     api_base: str | None = None  # keys never live here: they come from the environment or st.secrets
     structured_output: bool = False  # ask for each task's JSON schema where the model supports it
+    #: how the methods read the replies (``backend.methods.reading``): the project's tolerant readers or the papers'
+    reading: str = "tolerant"
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ from backend.report.text import plural
 from components import method_page
 from components.failures import render_failure
 from components.read_status import render_read_status
+from components.reading import render_reading
 from components.safe import md
 from components.session.navigation import ensure_navigation
 from components.session.present import truth_toggle
@@ -73,6 +74,7 @@ def render_method_page(name: str) -> None:
             (view.calls or method_page.render_calls)(st, result.calls)
         st.stop()
     render_read_status(st, result.calls)  # replies the method could not read: it took its paper's default
+    render_reading(st, result)  # decisions the other reading of the same replies would have read otherwise
     show_truth = truth_toggle(st, help=view.truth_help)
     render_method_story(st, selection, name, result, show_truth)  # the question's story, this method's line
     (view.panels or method_page.render_panels)(st, result, question, show_truth, page)

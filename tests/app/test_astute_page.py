@@ -71,7 +71,7 @@ def test_run_with_the_offline_model_on_a_question_with_memory():
     charts = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
     assert charts[0]["layout"]["title"]["text"] == view.CHART_TITLE
     assert any(e.label == "Raw prompts and outputs (2 calls)" for e in at.expander)
-    assert not any(b.startswith(":green-badge[strict EM") for b in badges)
+    assert not any(b.startswith(":green-badge[all gold, no wrong") for b in badges)
 
     at.toggle(key="app.show_truth").set_value(True).run()
     assert not at.exception, at.exception
@@ -79,7 +79,7 @@ def test_run_with_the_offline_model_on_a_question_with_memory():
     assert list(d0["document type"]) == ["misinformation", "internal: no label"]
     assert list(_frame(at, "final pick")["verdict"]) == ["wrong", "gold"]
     badges = _badges(at)
-    assert ":green-badge[strict EM ✓]" in badges and ":green-badge[accuracy ✓]" in badges
+    assert ":green-badge[all gold, no wrong (lenient) ✓]" in badges and ":green-badge[answer match (lenient) ✓]" in badges
     assert "Retrieval precision: 0 of 1 external passages contain a gold answer (0%)." in _texts(at)
 
 

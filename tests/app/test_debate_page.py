@@ -60,7 +60,7 @@ def test_released_trace_renders_with_the_early_stop():
     rejected = next(f.value for f in at.dataframe if "tag" in f.value.columns)
     assert list(rejected["tag"]) == ["misinfo-suppressed"]
     badges = [m.value for m in at.markdown if "-badge[" in m.value]
-    assert ":green-badge[strict EM ✓]" in badges and ":green-badge[accuracy ✓]" in badges
+    assert ":green-badge[all gold, no wrong (lenient) ✓]" in badges and ":green-badge[answer match (lenient) ✓]" in badges
 
 
 def test_bad_trace_file_shows_the_problem():

@@ -41,10 +41,10 @@ def test_inspect_truth_columns_and_heatmap_labels_are_in_view(app_url, browser):
     page.goto(f"{app_url}/?dataset=ramdocs_dev&question=ramdocs-0007", timeout=ms(90))
     wait_until(page, "Agreement between methods")
     page.get_by_text("Show ground truth").first.click()
-    wait_until(page, lambda p: p.get_by_text("strict EM (paper)").count() > 0, "the strict EM column")  # attached
+    wait_until(page, lambda p: p.get_by_text("its paper's metric").count() > 0, "the paper's metric column")  # attached
     table = page.locator('[data-testid="stDataFrame"]').first
     headers = [h.inner_text() for h in table.locator('[role="columnheader"]').all()]
-    assert headers[:3] == ["method", "verdict", "strict EM (paper)"], headers
+    assert headers[:4] == ["method", "verdict", "all gold, no wrong (lenient)", "its paper's metric"], headers
     assert _inside(table.bounding_box(), {"x": 0, "width": WIDTH})
     charts = page.locator(".js-plotly-plot")
     wait_until(page, charts.nth(1), "the second chart")

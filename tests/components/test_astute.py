@@ -350,7 +350,7 @@ def test_panels_render_a_well_formed_trace():
                   ":green-badge[cross-source confirmed]", ":gray-badge[★ final pick]",
                   ":blue-badge[parse: structured tags]", ":blue-badge[answer parse: tag]"):
         assert badge in badges, badges
-    assert not any("strict EM" in b for b in badges)  # truth hidden until asked
+    assert not any("(lenient)" in b for b in badges)  # truth hidden until asked
     assert "document type" not in next(f.value for f in at.dataframe if "snippet" in f.value.columns).columns
     assert [e.label for e in at.expander][-1] == "Raw prompts and outputs (2 calls)"
     assert any(c.value == "Generate a document …" for c in at.code)  # the prompt, verbatim
@@ -359,7 +359,7 @@ def test_panels_render_a_well_formed_trace():
 def test_panels_with_the_truth_overlay():
     at = _render(WELL, show_truth=True)
     badges = _badges(at)
-    assert ":green-badge[strict EM ✓]" in badges and ":green-badge[accuracy ✓]" in badges
+    assert ":green-badge[all gold, no wrong (lenient) ✓]" in badges and ":green-badge[answer match (lenient) ✓]" in badges
     assert ":red-badge[misinformation]" in badges  # the passage list in full carries each document's type
     texts = [t.value for t in at.text]
     assert "Retrieval precision: 1 of 3 external passages contain a gold answer (33%)." in texts

@@ -29,7 +29,7 @@ def test_summary_frame_puts_each_rate_in_its_method_and_k_row():
     assert list(zip(frame["method"], frame["k"])) == [("no_rag", 1), ("no_rag", 3), ("no_rag", 10),
                                                       ("vanilla_rag", 1), ("vanilla_rag", 3), ("vanilla_rag", 10)]
     row = frame.set_index(["method", "k"]).loc[("vanilla_rag", 3)]
-    assert (row["attack success %"], row["accuracy %"], row["abstention %"], row["n"], row["errors"],
+    assert (row["attack success %"], row["answer match (lenient) %"], row["abstention %"], row["n"], row["errors"],
             row["missing"]) == (55.0, 30.0, 5.0, 19, 0, 1)
     assert frame.set_index(["method", "k"]).loc[("vanilla_rag", 1), "errors"] == 1
     assert frame.set_index(["method", "k"])["attack success %"].isna().tolist() == [False, False, True,
@@ -53,7 +53,7 @@ def test_rate_figure_one_line_per_method_with_k_numeric_on_x():
 
 def test_clean_documents_slice_for_one_k():
     frame = view.clean_documents_frame(SUMMARY, 3)
-    assert list(zip(frame["method"], frame["clean documents"], frame["accuracy %"], frame["n"])) == [
+    assert list(zip(frame["method"], frame["clean documents"], frame["answer match (lenient) %"], frame["n"])) == [
         ("no_rag", 2, 0.0, 20), ("vanilla_rag", 2, 10.0, 9), ("vanilla_rag", 4, 50.0, 10)]
     fig = view.clean_documents_figure(SUMMARY, 3, "attack_success_rate")
     assert [t.name for t in fig.data] == ["no_rag", "vanilla_rag"]

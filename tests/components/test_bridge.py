@@ -237,10 +237,11 @@ def test_the_page_says_when_the_scorer_cannot_tell_a_swapped_answer_from_memory(
 
 
 def test_calls_in_pipeline_order():
-    steps = ["respond", "generate_cycle_1", "reflect_1", "generate_cycle_0", "sub_queries", "allocate",
-             "internal_knowledge"]
+    steps = ["respond", "generate_each_1", "generate_cycle_1", "reflect_1", "generate_each_0", "generate_cycle_0",
+             "sub_queries", "allocate", "internal_knowledge"]
     calls = [LLMCall(id=str(i), step=s, task="t", model="offline/reader", messages=[], response="")
              for i, s in enumerate(steps)]
     assert list(view.calls_frame(calls)["step"]) == ["allocate", "internal_knowledge", "sub_queries",
-                                                     "generate_cycle_0", "reflect_1", "generate_cycle_1", "respond"]
+                                                     "generate_cycle_0", "generate_each_0", "reflect_1",
+                                                     "generate_cycle_1", "generate_each_1", "respond"]
     assert view.call_role("reflect_2") == "reflection 2"

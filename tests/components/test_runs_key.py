@@ -50,6 +50,7 @@ def test_every_field_of_the_key_changed_in_turn_misses_and_gets_its_own_runner(s
         "model": (_selection(ds, model="offline/other"), {}),
         "api_base": (_selection(ds, api_base="http://127.0.0.1:9"), {}),
         "structured_output": (_selection(ds, structured_output=True), {}),
+        "reading": (_selection(ds, reading="paper"), {}),
         "methods": (base, {"methods": ["no_rag", "vanilla_rag"]}),
         "evidence_mode": (base, {"evidence_mode": "retrieve"}),
         "method_params": (base, {"method_params": {"no_rag": {"top_k": 5}}}),
@@ -66,9 +67,10 @@ def test_every_field_of_the_key_changed_in_turn_misses_and_gets_its_own_runner(s
             run = runs.runner(selection, **{k: v for k, v in settings.items() if k != "question"})
             assert run is not base_runner, name
             assert (run.dataset, run.llm.model, run.llm.api_base, run.evidence_mode, run.method_params,
-                    run.chroma_url) == (selection.dataset, selection.model.model, selection.model.api_base,
-                                        settings.get("evidence_mode", "given"), settings.get("method_params", {}),
-                                        selection.chroma_url), name
+                    run.chroma_url, run.reading) == (selection.dataset, selection.model.model,
+                                                     selection.model.api_base, settings.get("evidence_mode", "given"),
+                                                     settings.get("method_params", {}), selection.chroma_url,
+                                                     selection.model.reading), name
     assert runs.runner(base) is base_runner  # one long-lived runner per settings
 
     # the cheap ones run afresh: each is a new result, and the base run's is still the base's

@@ -16,7 +16,7 @@ from backend.llm.client import LLMConfig
 from backend.llm.providers import scripted
 from backend.runner import Runner
 from backend.schema import MethodResult
-from backend.scoring import accuracy
+from backend.scoring import PAPER_METRICS, accuracy
 from tests.conftest import ROOT
 from tests.labels.test_store import KEY  # ramdocs_dev's identity (name@content hash)
 
@@ -147,9 +147,12 @@ def test_on_an_unanswerable_question_abstaining_is_correct(ramdocs, tmp_path):
     results = {("ramdocs-0001", "quiet"): MethodResult(method="quiet", question_id="ramdocs-0001", abstained=True),
                ("ramdocs-0001", "loud"): MethodResult(method="loud", question_id="ramdocs-0001", answers=["3,559"])}
     summary = summarize(ramdocs, results, methods=["quiet", "loud"], questions=questions)["methods"]
-    assert (summary["quiet"]["accuracy"], summary["quiet"]["strict_em"], summary["quiet"]["scored"]) == (100.0, 100.0,
-                                                                                                         1)
-    assert (summary["loud"]["accuracy"], summary["loud"]["strict_em"]) == (0.0, 0.0)
+    assert (summary["quiet"]["lenient_match"], summary["quiet"]["lenient_all_gold"], summary["quiet"]["scored"]) == (
+        100.0, 100.0, 1)
+    # every paper's metric alike: an abstention is right on an unanswerable question, an answer wrong
+    assert {k: summary["quiet"][k] for k in PAPER_METRICS} == dict.fromkeys(PAPER_METRICS, 100.0)
+    assert {k: summary["loud"][k] for k in PAPER_METRICS} == dict.fromkeys(PAPER_METRICS, 0.0)
+    assert (summary["loud"]["lenient_match"], summary["loud"]["lenient_all_gold"]) == (0.0, 0.0)
     assert summary["quiet"]["f1"] is None  # no gold answer to match: P/R/F1 leave it out
 
 
@@ -182,12 +185,12 @@ def test_label_five_export_and_evaluate_against_the_export(ramdocs, tmp_path, mo
     assert "Gold answers: analysts' labels from" in done.stdout
     summary = json.loads((out / "summary.json").read_text())
     assert summary["questions"] == 5 and summary["gold"]["from"] == str(csv_path)
-    assert summary["methods"]["no_rag"]["accuracy"] == 20.0  # closed book abstains: right on the unanswerable one
+    assert summary["methods"]["no_rag"]["lenient_match"] == 20.0  # closed book abstains: right on the unanswerable one
     results, _ = load_results(out / "results.jsonl")
     assert {q for q, _ in results} == set(ids)
     right = sum(accuracy(results[(qid, "vanilla_rag")].answers, ramdocs.question(qid).gold_answers[:1])
                 for qid in ids[:3])
-    assert summary["methods"]["vanilla_rag"]["accuracy"] == pytest.approx(100 * right / 5)
+    assert summary["methods"]["vanilla_rag"]["lenient_match"] == pytest.approx(100 * right / 5)
     assert accuracy(results[(ids[3], "vanilla_rag")].answers, ramdocs.question(ids[3]).gold_answers)  # the dataset
     # would call that answer right; against the analyst's label it is wrong, and the score above counts it wrong
 

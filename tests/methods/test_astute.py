@@ -108,13 +108,16 @@ def test_well_formed_reply_gives_groups_sources_confidences_and_the_answer():
 
 
 def test_missing_answer_tag_falls_back_in_the_documented_order():
+    """Tolerant reading (the default): a label, then (a reply with no groups at all) its last line; never the most
+    confident candidate (``answer_parse="top_candidate"`` is gone)."""
     no_tag = PAPER_REPLY.replace("<ANSWER>1963</ANSWER>", "Final answer: 1963.")
     r, _ = _run(no_tag)
     assert r.answers == ["1963"] and r.trace.answer_parse == "label"
+    # groups and scored candidates but no final answer: the model chose none, and the reader does not choose for it
     no_label = PAPER_REPLY.replace("<ANSWER>1963</ANSWER>", "")
     r, _ = _run(no_label)
-    assert r.answers == ["1963"] and r.trace.answer_parse == "top_candidate"
-    assert any("most confident" in n for n in r.trace.notes)
+    assert r.answers == [] and r.abstained and r.trace.answer_parse == "failed"
+    assert any("the reader does not choose for it" in n and "most confident" in n for n in r.trace.notes)
     prose = "I think the man was born in nineteen sixty-three"
     r, _ = _run(prose)
     assert r.answers == [prose] and r.trace.answer_parse == "last_line" and r.trace.rounds[-1].parse == "failed"

@@ -74,3 +74,23 @@ def test_inspect_errors_are_clear(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "backend", "inspect", "--dataset", "sample_data/ramdocs_dev",
                            "--question", "@999", "--cache-dir", str(tmp_path)], capture_output=True, text=True, cwd=ROOT)
     assert proc.returncode == 2 and "has 100 questions" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_baselines_read_their_reply_by_one_rule_under_both_readings():
+    """No paper of their own: the answer is one decision (``Readings.same``), counted, never a difference; a
+    chat-style reply is read alike under the paper reading."""
+    from backend.llm.providers import scripted
+    from backend.methods.reading import Readings
+    from backend.schema import Document, Question
+
+    q = Question(id="b", question="Whose company designed the Eiffel Tower?",
+                 documents=[Document(id="d1", text="The company of Gustave Eiffel designed the tower.")])
+    for reading in ("tolerant", "paper"):
+        for cls in (NoRAG, VanillaRAG):
+            ctx = RunContext(client=LLMClient(LLMConfig(model="scripted/x", cache_mode="off")).for_method(cls.name),
+                             readings=Readings(reading))
+            with scripted({"keyword_answer": "The answer is Gustave Eiffel.",
+                           "closed_book": "The answer is Gustave Eiffel."}):
+                r = cls().run(q, ctx)
+            assert r.error is None and r.answers == ["Gustave Eiffel"] and r.reading == reading
+            assert r.decisions_read == 1 and r.reading_differences == []

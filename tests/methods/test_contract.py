@@ -202,6 +202,20 @@ def test_answers_rest_only_on_documents_the_method_read(name, case, datasets):
         assert not cited
 
 
+@pytest.mark.parametrize("reading", ["tolerant", "paper"])
+@pytest.mark.parametrize("name", NAMES)
+def test_every_method_reads_its_replies_through_the_runs_reading(name, reading, datasets):
+    """Each decision a method reads from a reply is counted, the result says which reading decided, and replies in
+    the papers' own formats (the offline reader writes them) depend on no reading: both readings read them alike."""
+    ds = datasets["ramdocs_dev"]
+    runner = Runner(ds, llm=LLMConfig(model="offline/reader", cache_mode="off", concurrency=8), reading=reading)
+    result = runner.run(ds.questions[1], [name])[name]
+    assert result.error is None and result.reading == reading
+    replied = [c for c in result.calls if c.response]
+    assert result.decisions_read >= (1 if replied else 0), f"{name} read {len(replied)} replies, counted no decision"
+    assert result.reading_differences == [], f"{name}: {result.reading_differences}"
+
+
 def test_every_method_is_covered():
     """The registry is what the contract runs over: every spec names its class's method and a registered trace; the
     names users type are stable (CLI, JSON, URLs)."""

@@ -45,7 +45,8 @@ class ToyMethod(Method):
             [{"role": "user", "content": f"Question: {question.question}\nPassage: "
                                          f"{docs[0].text if docs else ''}\nAnswer with one word."}],
             task=TASK, step="read", question=question.question, fields={"passages": passages_field(docs)})
-        answer = parse_short_answer(call.response or "").value
+        # one rule for both readings (backend.methods.reading): the toy has no paper whose format it could read
+        answer = ctx.readings.same("read", parse_short_answer(call.response or "").value, call_id=call.id)
         trace = ToyTrace(document=docs[0].id if docs else None, raw=call.response or "")
         return Outcome([answer] if answer else [], not answer, trace, read=tuple(docs))
 

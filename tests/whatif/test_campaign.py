@@ -93,6 +93,8 @@ def test_cli_attack_on_the_poisonedrag_set(tmp_path):
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr
     assert "attack success" in proc.stdout and "DEBUG" not in proc.stderr
+    # the summary's "accuracy" is the lenient containment match, and the table says so (never plain "accuracy")
+    assert "answer match (lenient)" in proc.stdout and "accuracy" not in proc.stdout.split("Attack success")[0]
     summary = json.loads((out / "summary.json").read_text())
     assert set(summary) == {"vanilla_rag", "no_rag"} and set(summary["vanilla_rag"]) == {"1", "3"}
     assert set(summary["vanilla_rag"]["3"]) >= {"attack_success_rate", "accuracy", "abstention", "n"}

@@ -45,6 +45,15 @@ Choices the paper leaves open ([ours]):
 * Answers (P9, P16): ``answer_mode="single"`` (the paper) takes the last ``<ANSWER>``; ``"multi"`` (MADAM-RAG
   App. E's Step 3, "select all correct answers") takes every tag. "I don't know" is an abstention. Each
   final answer maps to the group whose candidate contains it (ties: higher confidence), else to none, noted.
+* Two readings of the final answer (``backend.methods.reading``; ``AstuteRAG.pick``, one decision per question):
+  ``tolerant`` (default, ``parse.parse_answer``) reads the answer the model states in any form (the tag, a JSON
+  key, a "Final Answer:" label or heading, "the final answer is X", the last line of a reply with no structure);
+  ``paper`` (``parse.parse_answer_paper``) reads the ``<ANSWER>`` tag only, the paper's output format, and without
+  it the method has no answer and abstains (the paper extracts the answer from the tag; it names no other output).
+  In both, only the model picks: a reply that names no final answer abstains, and the reader never takes the most
+  confident candidate instead ([ours]: the spec's §3.6 fallback ``top_candidate`` is dropped, since it made the
+  reader, not the model, the one choosing). The groups of each round and the generated passages have no literal
+  format in the paper, so they are read by one rule for both readings (``Readings.same``).
 * Truncation (P9): a reply that used the whole ``max_tokens`` budget is flagged; no "continue" retry, which
   would change the paper's call count. On a local model (``local/<name>``, a small model on a CPU) the consolidation
   and answer replies are capped at 512 tokens (``TaskSpec.reply_tokens``): a model that loops stops early.

@@ -7,10 +7,12 @@ import random
 
 from pydantic import BaseModel, Field
 
+from backend.answers import normalize
 from backend.llm.formats import IDK
 from backend.methods.astute import prompts
-from backend.methods.astute.parse import (answer_group, parse_answer, parse_consolidation, read_consolidation,
-                                          read_final_answer, split_generation)
+from backend.methods.astute.parse import (FinalAnswer, answer_group, parse_answer, parse_answer_paper,
+                                          parse_consolidation, read_consolidation, read_final_answer,
+                                          split_generation)
 from backend.methods.base import Method, Outcome, RunContext, default_support
 from backend.methods.estimate import CallEstimate, Sizes
 from backend.schema import (AstuteGeneration, AstuteGroup, AstutePassage, AstuteRound, AstuteTrace, Document, LLMCall,
@@ -78,7 +80,9 @@ class AstuteRAG(Method):
             prompts.gen_messages(question.question, self.m_hat), task="generate_passage", step="generate_passages",
             question=question.question, max_tokens=self.max_tokens,
             fields={"memory": question.internal_knowledge, "max_passages": self.m_hat})
-        gen = split_generation(call.response or "", self.m_hat, self.drop_idk)
+        # one rule for both readings (P4 is inferred from the paper's passage counts, not a stated format)
+        gen = ctx.readings.same("generate_passages", split_generation(call.response or "", self.m_hat, self.drop_idk),
+                                call_id=call.id)
         gen.call_id = call.id
         return gen
 
@@ -91,7 +95,7 @@ class AstuteRAG(Method):
             prompts.con_messages(question.question, context_init, last, structured), task="consolidate",
             step=f"consolidate_round_{j}", question=question.question, parents=parents, max_tokens=self.max_tokens,
             fields={"passages": passages_field(d0), "round": j, "prompt_mode": self.prompt_mode})
-        return self._round(j, call, d0, final=False), call
+        return self._round(j, call, d0, final=False, ctx=ctx), call
 
     # -- §3.5 answer finalisation, merged with the t-th consolidation (lines 8 / 10) -----------------------
 
@@ -103,10 +107,11 @@ class AstuteRAG(Method):
             task="consolidate_answer", step="consolidate_answer", question=question.question, parents=parents,
             max_tokens=self.max_tokens,
             fields={"passages": passages_field(d0), "answer_mode": self.answer_mode, "prompt_mode": self.prompt_mode})
-        return self._round(self.iterations, call, d0, final=True), call
+        return self._round(self.iterations, call, d0, final=True, ctx=ctx), call
 
-    def _round(self, j: int, call: LLMCall, d0: list[AstutePassage], final: bool) -> AstuteRound:
-        c = parse_consolidation(call.response or "", d0)
+    def _round(self, j: int, call: LLMCall, d0: list[AstutePassage], final: bool, ctx: RunContext) -> AstuteRound:
+        # the paper states no literal format for the groups: one rule for both readings
+        c = ctx.readings.same(call.step, parse_consolidation(call.response or "", d0), call_id=call.id)
         return AstuteRound(round=j, step=call.step, final=final, raw=call.response or "", groups=c.groups,
                            excluded=c.excluded, split=c.split, conflict=c.conflict, parse=c.parse, notes=c.notes,
                            call_id=call.id)
@@ -137,12 +142,24 @@ class AstuteRAG(Method):
                                         last if self.iterations > 1 else None, gen_id + last_id)
         trace.rounds.append(rnd)
         calls.append(call)
-        self._conclude(trace, call.response or "", ctx.client.calls)
+        self._conclude(trace, call, ctx)
         return Outcome(trace.final_answers, not trace.final_answers, trace, support=self._support_map(trace, docs))
 
-    def _conclude(self, trace: AstuteTrace, reply: str, calls: list[LLMCall]) -> None:
+    def pick(self, call: LLMCall, groups: list, ctx: RunContext) -> FinalAnswer:
+        """The final answer(s) of the p_ans reply, read both ways (``parse_answer``: tolerant, the model's pick in
+        any form it states it but never a pick by the reader; ``parse_answer_paper``: the ``<ANSWER>`` tag only)
+        and decided by the run's reading; compared by the normalised answers."""
+        reply = call.response or ""
+        return ctx.readings.decide(
+            call.step, parse_answer(reply, groups, self.answer_mode),
+            parse_answer_paper(reply, self.answer_mode, structured=call.structured), call_id=call.id,
+            key=lambda p: tuple(sorted({normalize(a) for a in p.answers})),
+            show=lambda p: "; ".join(p.answers) if p.answers else "no answer (abstains)", what="final answer")
+
+    def _conclude(self, trace: AstuteTrace, call: LLMCall, ctx: RunContext) -> None:
         final = trace.rounds[-1]
-        picked = parse_answer(reply, final.groups, self.answer_mode)
+        calls = ctx.client.calls
+        picked = self.pick(call, final.groups, ctx)
         trace.final_answers, trace.answer_parse, trace.rationale = picked.answers, picked.how, picked.rationale
         trace.notes += picked.notes
         trace.final_groups = [g.id if (g := answer_group(a, final.groups)) else None for a in picked.answers]
@@ -243,6 +260,7 @@ def _final_answer(answers: list[str], reply: str = "", fields: dict | None = Non
 
 SPEC = register(MethodSpec(
     AstuteRAG, AstuteTrace, title="Astute RAG", color="#6a1b9a", order=20, quick=True, estimate=estimate,
+    paper_metric='gold_in_response',  # its paper's own metric (backend.scoring.PAPER_METRICS)
     story=astute_story,
     description="writes passages from the model's own memory, consolidates them with the retrieved ones by "
                 "source, and answers from the most reliable group",

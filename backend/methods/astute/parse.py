@@ -19,11 +19,23 @@ Fallback order:
   by group id (by order when they name none); else one pseudo-group ``unparsed`` holding the reply (``failed``).
 * confidence (``confidence``): ``85%`` -> 0.85, ``8/10`` -> 0.8, ``0.7`` -> 0.7, a bare number in (1, 100]
   -> /100, high / medium / low -> 0.9 / 0.6 / 0.3 (flagged heuristic), anything else -> None.
-* the answer (``parse_answer``): the last non-empty ``<ANSWER>`` tag (all of them in multi mode; an
-  unclosed tag at the end of a cut-off reply counts) -> a JSON object's final answer -> a ``Final Answer:`` /
-  ``Answer:`` label or "the final answer is X" (in Step 3 when there is one) -> the final round's candidate with
-  the highest confidence -> the last non-empty line -> nothing (``failed``). An "I don't know" answer is an
-  abstention.
+* the answer (``parse_answer``, the tolerant reading): the last non-empty ``<ANSWER>`` tag (all of them in multi
+  mode; an unclosed tag at the end of a cut-off reply counts) -> a JSON object's final answer -> a ``Final
+  Answer:`` / ``Answer:`` label, the lines under a "Final Answer:" heading, or "the final answer is X" (in Step 3
+  when there is one) -> when no group could be read from the reply (it has no structure at all), its last non-empty
+  line -> nothing (``failed``: an abstention). Only the model picks: a reply whose groups were read but which names
+  no final answer gives no answer; the reader never takes the most confident candidate in its place (it did until
+  the two readings were introduced: ``answer_parse="top_candidate"`` in older traces). An "I don't know" answer is
+  an abstention.
+* the answer, paper reading (``parse_answer_paper``): the ``<ANSWER> … </ANSWER>`` tag only (the paper's one
+  fixed format); without it, no answer (the method abstains). Its rules and sources are in its docstring.
+
+Two readings (``backend.methods.reading``; ``AstuteRAG`` decides through ``ctx.readings``): the final answer is a
+decision read both ways (``parse_answer`` / ``parse_answer_paper``), compared by its normalised answers. The
+consolidation has no literal format in the paper (groups, sources, citations and confidences are free text the
+prompt describes; the ``<GROUP>`` tags of ``prompt_mode="structured"`` are ours), so each round's groups are read
+by one rule for both readings (``Readings.same``); so are the generated passages (the "I don't know" rule, P4, is
+inferred from the paper's passage counts, not stated as a format).
 """
 
 from __future__ import annotations
@@ -488,7 +500,7 @@ def _check(groups: list[AstuteGroup], passages: list[AstutePassage], notes: list
 class FinalAnswer(Parsed[list[str]]):
     """The final answer(s) (``value``; empty: an abstention), how they were found and the Step 3 rationale."""
 
-    how: str = "failed"           # tag | label | top_candidate | last_line | failed
+    how: str = "failed"           # tag | label | last_line | failed (``top_candidate``: older traces only)
     rationale: str = ""
     notes: list[str] = field(default_factory=list)
 
@@ -564,14 +576,28 @@ def _final(answers: list[str], how: str, rationale: str, notes: list[str], statu
                        rationale=rationale, notes=notes)
 
 
+def _rationale(raw: str, sections: dict[int, str]) -> str:
+    """Step 3's text without a line that is only the ``<ANSWER>`` tag (the tags' contents kept in place)."""
+    step3 = re.sub(r"^[ \t]*<ANSWER>[^\n]*?</ANSWER>[ \t]*$", "", sections.get(3, ""), flags=re.I | re.M)
+    return _ANSWER_TAG.sub(lambda m: m.group(1), step3).strip()
+
+
+def _read_groups(groups: list[AstuteGroup]) -> bool:
+    """Were groups read from the reply (not only the pseudo-group ``unparsed`` that keeps an unreadable one)?"""
+    return any(g.id != "unparsed" for g in groups)
+
+
 @ct.bounded
 def parse_answer(raw: str, groups: list[AstuteGroup], answer_mode: str = "single") -> FinalAnswer:
-    """The final answer(s) of the p_ans reply, with the fallback used and the Step 3 rationale."""
+    """The final answer(s) of the p_ans reply as the model chose them (the tolerant reading), with the fallback
+    used and the Step 3 rationale. The reader never chooses for the model: a reply whose groups were read but which
+    states no final answer (no tag, label, heading, JSON key or sentence naming it) gives no answer, however
+    confident one of its candidates is. ``groups`` only tell such a reply from one with no structure at all, whose
+    last line is what it says."""
     raw = raw or ""
     notes: list[str] = []
     sections = _sections(raw)
-    step3 = re.sub(r"^[ \t]*<ANSWER>[^\n]*?</ANSWER>[ \t]*$", "", sections.get(3, ""), flags=re.I | re.M)
-    rationale = _ANSWER_TAG.sub(lambda m: m.group(1), step3).strip()
+    rationale = _rationale(raw, sections)
     tags = [_clean(t) for t in _ANSWER_TAG.findall(raw)]
     tail = re.search(r"<ANSWER>((?:(?!</?ANSWER>).)*)\Z", raw, re.S | re.I)  # cut off inside the tag
     if tail and _clean(tail.group(1)):
@@ -603,22 +629,70 @@ def parse_answer(raw: str, groups: list[AstuteGroup], answer_mode: str = "single
                      ("an 'Answer:' line" if labels else "the sentence naming the final answer"))
         value = _clean((labels or said)[-1])
         return _final(_split_list(value) if answer_mode == "multi" else [value], "label", rationale, notes)
-    scored = [g for g in groups if g.answer and g.confidence is not None]
-    if scored:
-        best = max(scored, key=lambda g: g.confidence)
-        notes.append(f"no <ANSWER> tag or 'Answer:' line; took group {best.id}'s candidate, the most confident")
-        return _final([best.answer], "top_candidate", rationale, notes)
+    if _read_groups(groups):
+        scored = sum(1 for g in groups if g.answer and g.confidence is not None)
+        notes.append("no <ANSWER> tag, 'Answer:' line or sentence naming the final answer: the model chose no final "
+                     "answer, and the reader does not choose for it" +
+                     (f" (not even the most confident of the {scored} scored candidates)" if scored else "") +
+                     "; no answer (abstained)")
+        return FinalAnswer(value=[], status="unreadable", note="the reply names no final answer; the method used its "
+                           "default: no answer (it abstains)", how="failed", rationale=rationale, notes=notes)
     lines = [ln for ln in plain_raw.splitlines() if ln.strip()]
     if lines and refusal(lines[-1]):
-        notes.append("no <ANSWER> tag, 'Answer:' line or scored candidate; the reply's last line declines to answer: "
-                     "read as I don't know")
+        notes.append("no <ANSWER> tag or 'Answer:' line; the reply's last line declines to answer: read as I don't "
+                     "know")
         return _final([], "last_line", rationale, notes)
     if lines:
-        notes.append("no <ANSWER> tag, 'Answer:' line or scored candidate; took the reply's last line")
+        notes.append("no <ANSWER> tag, 'Answer:' line or consolidated groups; took the reply's last line")
         return _final([_clean(lines[-1])], "last_line", rationale, notes)
     notes.append("the reply is empty: no answer")
     return FinalAnswer(value=[], status="unreadable", note="the reply is empty; the method used its default: no "
                        "answer (it abstains)", how="failed", rationale=rationale, notes=notes)
+
+
+#: The paper's answer tag, as its prompt writes it ("Highlight your exact answer within <ANSWER> your answer
+#: </ANSWER>"): upper case, closed.
+_PAPER_TAG = re.compile(r"<ANSWER>(.*?)</ANSWER>", re.S)
+
+
+@ct.bounded
+def parse_answer_paper(raw: str, answer_mode: str = "single", structured: bool = False) -> FinalAnswer:
+    """The final answer(s) as the paper reads them (the paper reading, ``backend.methods.reading``).
+
+    Paper (Astute RAG §3.5, App. A ``p_ans`` Step 3; the output and the metric, §4: "the answer is extracted from the
+    special tokens"): the answer is the text inside ``<ANSWER> … </ANSWER>``, the only fixed format of the paper.
+    A reply without a closed tag has no answer: the method outputs none, an abstention (``how="failed"``). No label,
+    sentence, candidate or last line is read.
+    [ours]: several tags in single mode -> the last (the paper asks for one); multi mode (MADAM-RAG App. E's Step 3
+    with our one-tag-per-answer instruction) -> every tag; the text is stripped of spaces; "I don't know" (or a
+    refusal) in the tag is an abstention, as in the tolerant reading; the tag is matched as the prompt writes it
+    (upper case); a reply cut off inside the tag has no answer. ``structured``: the call asked for the project's
+    JSON schema (``LLMConfig.structured_output``) instead of the paper's format, so the schema's own
+    ``final_answers`` field is read, and nothing else."""
+    raw = raw or ""
+    rationale = _rationale(raw, _sections(raw))
+    if structured:
+        found = json_object(raw)
+        values = found.get("final_answers") if isinstance(found, dict) else None
+        answers = [str(v).strip() for v in values if isinstance(v, (str, int, float)) and str(v).strip()] \
+            if isinstance(values, list) else []
+        if not answers:
+            return FinalAnswer(value=[], status="unreadable", note="no final_answers in the JSON reply; the method "
+                               "used its default: no answer (it abstains)", how="failed", rationale=rationale,
+                               notes=["structured reply without final_answers: no answer (abstained)"])
+        return _final(answers if answer_mode == "multi" else answers[-1:], "label", rationale, [], "exact")
+    tags = [t.strip() for t in _PAPER_TAG.findall(raw)]
+    tags = [t for t in tags if t]
+    if not tags:
+        note = ("no <ANSWER> tag: the paper extracts the answer from the tag only, so the method used its default: "
+                "no answer (it abstains)")
+        return FinalAnswer(value=[], status="unreadable", note=note, how="failed", rationale=rationale,
+                           notes=["no <ANSWER> … </ANSWER> tag (the paper's answer format): no answer (abstained)"])
+    notes = []
+    if answer_mode == "single" and len(set(map(normalize, tags))) > 1:
+        notes.append(f"{len(tags)} different <ANSWER> tags in single-answer mode; the last one was used")
+    return _final(tags if answer_mode == "multi" else tags[-1:], "tag", rationale, notes,
+                  "lenient" if notes else "exact")
 
 
 def _known(answers: list[str]) -> list[str]:

@@ -23,13 +23,14 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, Field
 
-from backend.llm.formats import is_idk, parse_passages, parse_short_answer
+from backend.llm.formats import IDK, Parsed, is_idk, parse_passages, parse_short_answer
 from backend.methods.base import Method, Outcome, RunContext, gather_all
 from backend.methods.estimate import CallEstimate, Sizes
 from backend.methods.bridge import prompts
 from backend.methods.bridge.demos import DEMOS
-from backend.methods.bridge.parse import (LETTERS, parse_soft_bias, read_answers, read_option, read_reflection,
-                                          read_sub_queries)
+from backend.methods.bridge.parse import (LETTERS, paper_answers, paper_option, paper_reflection, paper_soft_bias,
+                                          paper_sub_queries, parse_soft_bias, read_answers, read_option,
+                                          read_reflection, read_sub_queries)
 from backend.methods.bridge.scorer import KnowledgeScorer
 from backend.methods.bridge.tree import ALPHA, BETA, decide
 from backend.schema import (BridgeCycle, BridgeDemo, BridgeKnowledge, BridgeSubQuery, BridgeTrace, LLMCall,
@@ -57,13 +58,32 @@ def _user(text: str) -> list[dict[str, str]]:
     return [{"role": "user", "content": text}]
 
 
+def _show_bias(p: Parsed) -> str:
+    return f"r_p = {p.value[0]:g}" + (" (the default: unreadable)" if p.status == "unreadable" else "")
+
+
+def _show_list(p: Parsed, expected: int, width: int = 60) -> str:
+    """A list read, short: how many items, and the first ones cut to ``width`` characters."""
+    items = list(p.value or [])
+    if not items:
+        return f"nothing (unreadable): the default for all {expected}"
+    head = "; ".join(t if len(t) <= width else t[:width - 1] + "…" for t in items[:2])
+    return f"{len(items)} of {expected}: {head}" + ("; …" if len(items) > 2 else "")
+
+
+def _show_option(p: Parsed, options: list[str]) -> str:
+    if p.value is None:
+        return "no option (invalid)"
+    return f"{LETTERS[p.value]}. {options[p.value]}" if p.value < len(options) else LETTERS[p.value]
+
+
 class BRIDGE(Method):
     """Soft bias -> sub-queries split between retrieval and generation -> S1-S4 -> decision tree (FA / FI / FE /
     RA, or reflect and try again) -> the responder with the knowledge the leaf allows."""
 
     name = "bridge"
-    steps = ("allocate", "internal_knowledge", "sub_queries", "generate_cycle_{round}", "reflect_{round}",
-             "respond")
+    steps = ("allocate", "internal_knowledge", "sub_queries", "generate_cycle_{round}", "generate_each_{round}",
+             "reflect_{round}", "respond")
     needs_index = True   # the multi-query retriever searches the whole dataset in every evidence mode (Runner.retriever)
 
     def __init__(self, n: int = 10, alpha: float = ALPHA, beta: float = BETA, max_reflections: int = 3,
@@ -104,7 +124,9 @@ class BRIDGE(Method):
                                           task="soft_bias", step="allocate", question=question.question,
                                           max_tokens=self.max_tokens, fields={"memory": question.internal_knowledge})
         trace.bias_raw = call.response or ""
-        parsed = parse_soft_bias(trace.bias_raw)    # unreadable: the default r_p = 0.5, named in the note
+        parsed = ctx.readings.decide(   # unreadable: the default r_p = 0.5, named in the note
+            "allocate", parse_soft_bias(trace.bias_raw), paper_soft_bias(trace.bias_raw), call_id=call.id,
+            key=lambda p: p.value, show=_show_bias, what="soft bias")
         r_p = parsed.value[0]
         clamped = min(BIAS_RANGE[1], max(BIAS_RANGE[0], r_p))
         trace.r_p, trace.g_p = round(clamped, 4), round(1 - clamped, 4)
@@ -124,7 +146,9 @@ class BRIDGE(Method):
                                           task="generate_passage", step="internal_knowledge",
                                           question=question.question, max_tokens=self.max_tokens,
                                           fields={"memory": question.internal_knowledge, "max_passages": 1})
-        kept = parse_passages(call.response or "", max_passages=1).value.kept
+        # our prompt (the paper takes K_int from TRD): one reader for both readings
+        kept = ctx.readings.same("internal_knowledge", parse_passages(call.response or "", max_passages=1),
+                                 call_id=call.id).value.kept
         return (kept[0] if kept else IDK_TEXT), call
 
     # -- Step 2: knowledge collection ------------------------------------------------------------------------
@@ -133,7 +157,11 @@ class BRIDGE(Method):
         call = await ctx.client.acomplete(_user(prompts.SUB_QUERIES.format(number=self.n, question=question.question)),
                                           task="sub_queries", step="sub_queries", question=question.question,
                                           max_tokens=self.max_tokens, fields={"n": self.n})
-        return self._fill(read_sub_queries(call.response or "", n=self.n).value, question.question), call
+        raw, q = call.response or "", question.question
+        read = ctx.readings.decide("sub_queries", read_sub_queries(raw, n=self.n), paper_sub_queries(raw, n=self.n),
+                                   call_id=call.id, key=lambda p: self._fill(p.value, q),
+                                   show=lambda p: _show_list(p, self.n), what="sub-queries")
+        return self._fill(read.value, q), call
 
     def _fill(self, items: list[str], question: str) -> list[str]:
         items = [q for q in items if q.strip()][: self.n]
@@ -167,11 +195,37 @@ class BRIDGE(Method):
                 max_tokens=self.max_tokens,
                 fields={"sub_queries": gen_queries, "memory": question.internal_knowledge})
             cycle.call_ids.append(call.id)
-            answers = read_answers(call.response or "", sub_queries=gen_queries).value
-            answers = answers + ["I don't know"] * (len(gen_queries) - len(answers))
+            raw = call.response or ""
+            read = ctx.readings.decide(call.step, read_answers(raw, sub_queries=gen_queries),
+                                       paper_answers(raw, sub_queries=gen_queries), call_id=call.id,
+                                       key=lambda p: p.value, show=lambda p: _show_list(p, len(gen_queries)),
+                                       what="generated answers")
+            answers = read.value
+            if len(answers) != len(gen_queries):   # spec §8.9: one call per sub-query instead
+                trace.notes.append(f"cycle {cycle.cycle}: the generator's reply gave {len(answers)} answers for "
+                                   f"{len(gen_queries)} sub-queries, so each sub-query was asked on its own "
+                                   "(spec §8.9)")
+                answers = await gather_all(*(self.generate_one(ctx, question, cycle, q, parents)
+                                             for q in gen_queries))
             return [BridgeKnowledge(sub_query=q, text=a, idk=is_idk(a)) for q, a in zip(gen_queries, answers)]
 
         cycle.k_ret, cycle.k_gen = await gather_all(asyncio.to_thread(retrieve), generate())
+
+    async def generate_one(self, ctx: RunContext, question: Question, cycle: BridgeCycle, sub_query: str,
+                           parents: list[str]) -> str:
+        """Spec §8.9's fallback: the multi-query generator's prompt with this one sub-query; its answer, or "I don't
+        know" when the reply gives none (ours; the first when it gives several, ours)."""
+        call = await ctx.client.acomplete(
+            _user(prompts.GENERATOR.format(queries=prompts.numbered([sub_query]))), task="multi_answer",
+            step=f"generate_each_{cycle.cycle}", question=question.question, parents=parents,
+            max_tokens=self.max_tokens, fields={"sub_queries": [sub_query], "memory": question.internal_knowledge})
+        cycle.call_ids.append(call.id)
+        raw = call.response or ""
+        first = lambda p: p.value[0] if p.value else IDK   # noqa: E731
+        read = ctx.readings.decide(call.step, read_answers(raw, sub_queries=[sub_query]),
+                                   paper_answers(raw, sub_queries=[sub_query]), call_id=call.id, key=first,
+                                   what="generated answer")
+        return first(read)
 
     # -- Step 3: Knowledge Scorer; Step 4: the tree ----------------------------------------------------------
 
@@ -207,8 +261,13 @@ class BRIDGE(Method):
             max_tokens=self.max_tokens,
             fields={"sub_queries": [s.text for s in last.sub_queries], "answers": [g.text for g in last.k_gen],
                     "passages": passages, "n": self.n})
-        analysis, new = read_reflection(call.response or "", n=self.n).value
-        return analysis, self._fill(new, question.question), call
+        raw, q = call.response or "", question.question
+        read = ctx.readings.decide(call.step, read_reflection(raw, n=self.n), paper_reflection(raw, n=self.n),
+                                   call_id=call.id, key=lambda p: self._fill(p.value[1], q),
+                                   show=lambda p: _show_list(Parsed(p.value[1], p.status, p.note), self.n),
+                                   what="new sub-queries")
+        analysis, new = read.value
+        return analysis, self._fill(new, q), call
 
     # -- Step 5: the responder -----------------------------------------------------------------------------
 
@@ -226,8 +285,11 @@ class BRIDGE(Method):
                                                options=prompts.options_text(question.options))),
                 task="select_option", step="respond", question=question.question, parents=parents,
                 max_tokens=self.max_tokens, fields={**fields, "options": question.options})
-            parsed = read_option(call.response or "", question.options)
             trace.response_raw = call.response or ""
+            parsed = ctx.readings.decide("respond", read_option(trace.response_raw, question.options),
+                                         paper_option(trace.response_raw, question.options), call_id=call.id,
+                                         key=lambda p: p.value, show=lambda p: _show_option(p, question.options),
+                                         what="option")
             if parsed.value is not None:
                 trace.option = "ABCDEFGH"[parsed.value]
                 chosen = question.options[parsed.value]
@@ -242,7 +304,8 @@ class BRIDGE(Method):
             task="keyword_answer", step="respond", question=question.question, parents=parents,
             max_tokens=self.max_tokens, fields=fields)
         trace.response_raw = call.response or ""
-        trace.answer = parse_short_answer(trace.response_raw).value
+        # our prompt (datasets without options; the paper has none): one reader for both readings
+        trace.answer = ctx.readings.same("respond", parse_short_answer(trace.response_raw), call_id=call.id).value
 
     async def _run(self, question: Question, ctx: RunContext) -> Outcome:
         trace = BridgeTrace(n=self.n, alpha=self.alpha, beta=self.beta, max_reflections=self.max_reflections,
@@ -292,9 +355,10 @@ ANSWER_TOKENS = 8
 
 
 def estimate(method: BRIDGE, question: Question, sizes: Sizes) -> CallEstimate:
-    """Allocator (ICL), K_int and the sub-queries; the generator once per cycle; a reflection before each further
-    cycle (at most ``max_reflections``, conditional); the responder unless the leaf is RA (conditional). s_r and s_g
-    are taken at their largest (⌈0.9·n⌉, or n without the allocator), so the estimate is an upper bound."""
+    """Allocator (ICL), K_int and the sub-queries; the generator once per cycle, and one call per sub-query in a
+    cycle whose generator reply gives the wrong number of answers (spec §8.9, conditional); a reflection before each
+    further cycle (at most ``max_reflections``, conditional); the responder unless the leaf is RA (conditional). s_r
+    and s_g are taken at their largest (⌈0.9·n⌉, or n without the allocator), so the estimate is an upper bound."""
     est = CallEstimate(method=method.name)
     q, n, cap = question.question, method.n, method.max_tokens
     share = n if method.allocator == "fixed" else math.ceil(round(BIAS_RANGE[1] * n, 6))   # s_r, s_g at most
@@ -312,18 +376,23 @@ def estimate(method: BRIDGE, question: Question, sizes: Sizes) -> CallEstimate:
     queries = sizes.reply(n * paraphrase, cap)
     est.add("sub_queries", 1, sizes.tokens(prompts.SUB_QUERIES.format(number=n, question=q)), queries)
     generator = sizes.tokens(prompts.GENERATOR.format(queries=prompts.numbered([q] * share)))
+    one_query = sizes.tokens(prompts.GENERATOR.format(queries=prompts.numbered([q])))
+    one_answer = sizes.reply(ANSWER_TOKENS + 2, cap)
     reflect = (sizes.tokens(prompts.REFLECT.format(question=q, internal="", external="", generated="", retrieved="",
                                                    number=n)) + passage + k_ext + answers + retrieved)
     for k in range(method.max_reflections + 1):
         if k:
             est.add(f"reflect_{k}", 1, reflect, sizes.reply(ANALYSIS_TOKENS + n * paraphrase, cap), conditional=True)
         est.add(f"generate_cycle_{k}", 1, generator, answers, conditional=k > 0)
+        # spec §8.9: when the generator's answers do not match its sub-queries, one call per sub-query
+        est.add(f"generate_each_{k}", share, share * one_query, share * one_answer, conditional=True)
     template = (prompts.RESPONDER.format(knowledge="", question=q, options=prompts.options_text(question.options))
                 if question.options else prompts.RESPONDER_FREE.format(knowledge="", question=q))
     est.add("respond", 1, sizes.tokens(template) + passage + answers + k_ext + retrieved,
             sizes.reply(ANSWER_TOKENS, cap), conditional=True)
-    est.notes.append(f"an upper bound: up to {method.max_reflections} reflection cycles, s_r = s_g = {share}, and the "
-                     "responder reading all four knowledge sets (FA); RA makes no responder call")
+    est.notes.append(f"an upper bound: up to {method.max_reflections} reflection cycles, s_r = s_g = {share}, one "
+                     "generator call per sub-query in every cycle (spec §8.9's fallback), and the responder reading "
+                     "all four knowledge sets (FA); RA makes no responder call")
     return est
 
 
@@ -371,6 +440,7 @@ def _warm() -> None:
 
 SPEC = register(MethodSpec(
     BRIDGE, BridgeTrace, title="BRIDGE", color="#ef6c00", order=50, estimate=estimate, story=bridge_story, warm=_warm,
+    paper_metric='squad_em',  # its paper's own metric (backend.scoring.PAPER_METRICS)
     description="a soft bias between memory and retrieval, sub-queries, knowledge scores S1–S4 and a decision "
                 "tree that picks what to answer from",
     tasks=(TaskSpec("soft_bias", ("memory",), parse_soft_bias,
@@ -388,4 +458,5 @@ SPEC = register(MethodSpec(
                     schema=OptionReply, as_schema=lambda k, **_: OptionReply(correct_option=LETTERS[k]), reply_tokens=48)),
     step_roles={"allocate": "Soft Bias Allocator", "internal_knowledge": "K_int: closed-book passage (ours)",
                 "sub_queries": "sub-query generation", "generate_cycle_{round}": "multi-query generator, cycle {round}",
+                "generate_each_{round}": "multi-query generator, one sub-query a call (spec §8.9), cycle {round}",
                 "reflect_{round}": "reflection {round}", "respond": "responder"}))

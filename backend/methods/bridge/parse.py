@@ -1,18 +1,26 @@
 """Readers of BRIDGE's replies (docs/methods/bridge.md §3-4, §8): the Soft Bias Allocator's probabilities, the
 lists of sub-queries, generated answers and reflected questions, and the responder's option. Each returns
-``Parsed(value, status, note)`` (``backend.llm.formats``) and never raises:
+``Parsed(value, status, note)`` (``backend.llm.formats``) and never raises.
 
-* ``exact``: the paper's format (``Probability of retrieving external knowledge: 80%`` lines, ``1. …`` lines,
-  ``Correct Option: B``);
-* ``lenient``: read through what chat models write around it (Markdown, a preamble or closing remarks, bullets,
-  ``Q1:``, restarted numbering, a table, a JSON object, a decimal or a fraction, a reply cut at the token limit);
-  the note says what was assumed;
-* ``unreadable``: the value is the method's default and the note names it: r_p = 0.5 (spec §8.6); no sub-queries
-  (the original question fills every slot, ours); no generated answer ("I don't know" for each); no option: an
-  invalid answer that counts as wrong (spec P17), not an abstention.
+Two readings of every reply (``backend.methods.reading``); ``method.py`` reads each reply both ways and
+``ctx.readings.decide`` takes the run's:
 
-BRIDGE's ``TaskSpec`` names the ``read_*`` functions (called with the call's fields as keywords); ``method.py``
-calls the same functions."""
+* ``tolerant`` (the default; ``parse_*`` / ``read_*``, the functions BRIDGE's ``TaskSpec`` names): ``exact`` is the
+  paper's format (``Probability of retrieving external knowledge: 80%`` lines, ``1. …`` lines, ``Correct Option:
+  B``); ``lenient`` reads through what chat models write around it (Markdown, a preamble or closing remarks, bullets,
+  ``Q1:``, restarted numbering, a table, a JSON object, a decimal or a fraction, a reply cut at the token limit), the
+  note saying what was assumed. The responder's option only from a reply that *chooses* one, the last choice
+  winning; "I don't know" only when chosen; a range of percentages is never a probability.
+* ``paper`` (``paper_*``): the format the paper's prompts print (spec §4), read literally, with the spec's own rule
+  where it gives one: the responder by spec §8.17's regex ``Correct Option:\\s*\\(?([A-D])`` (``paper_option``), the
+  allocator by its two ``…: X%`` lines (spec §3 Step 1, ``paper_soft_bias``), the sub-queries, the generator's
+  answers (spec §8.9) and the reflection's questions by their ``1. …`` lines (``paper_sub_queries``,
+  ``paper_answers``, ``paper_reflection``). Anything else is unreadable.
+* ``unreadable`` (either reading): the value is the method's default and the note names it: r_p = 0.5 (spec §8.6);
+  no sub-queries (the original question fills every slot, ours); a generator answer count off: one call per
+  sub-query (spec §8.9, ``method.py``); no option: an invalid answer that counts as wrong (spec P17), not an
+  abstention.
+"""
 
 from __future__ import annotations
 
@@ -67,10 +75,24 @@ _BETWEEN = re.compile(r"^[ \t]*(?:[\[(][^\])\n]{0,30}[\])])?[ \t]*(?:[:=|–—-
                       r"(?:about[ \t]+|approximately[ \t]+|around[ \t]+|~[ \t]*)?(?=[\[(]?[ \t]*[\d.,])", re.I)
 
 
+#: a range of percentages ("10%-90%", "[10% - 90%]", "10 to 90%", "between 10% and 90%"): the prompt's bounds echoed,
+#: never the probability itself
+_RANGE = re.compile(r"[\[(]?[ \t]*(?:between[ \t]+)?\d{1,3}(?:\.\d+)?[ \t]*%?[ \t]*(?:[-–—~]|to|and)[ \t]*"
+                    r"\d{1,3}(?:\.\d+)?[ \t]*%[ \t]*[\])]?", re.I)
+
+
 def _probability(text: str) -> tuple[float, str | None] | None:
-    """``chat_text.probability``, minus numbers that are no probability (a year, 150%)."""
-    read = probability(text)
-    return None if read is None or "out of [0, 1]" in (read[1] or "") else read
+    """``chat_text.probability``, minus numbers that are no probability (a year, 150%) and minus ranges: "10%-90%
+    → I estimate 30%" is 30%, and a bare "10%-90%" (the prompt's bounds echoed) is no probability at all, never its
+    first bound nor its midpoint."""
+    ranges = [m.group(0).strip() for m in _RANGE.finditer(text)]
+    read = probability(_RANGE.sub(" ", text)) if ranges else probability(text)
+    if read is None or "out of [0, 1]" in (read[1] or ""):
+        return None
+    if ranges:
+        return read[0], _joined([f"the range {ranges[0]!r} is the prompt's bounds, not a probability: ignored",
+                                 read[1] or ""])
+    return read
 
 
 def _labelled_probability(lines: list[str], label: re.Pattern) -> tuple[float, str | None] | None:
@@ -148,6 +170,36 @@ def parse_soft_bias(text: str, **_fields) -> Parsed[tuple[float, float]]:
         notes.append("the reply looks cut off at the token limit")
     value = (round(r[0] / total, 4), round(g[0] / total, 4))
     return lenient(value, _joined(notes)) if notes else exact(value)
+
+
+#: the two lines of the allocator's format (the paper's Allocator prompts, spec §4; spec §3 Step 1 "Parsing"), as
+#: printed: case-sensitive, the first of each, a number with "%"
+PAPER_BIAS = (re.compile(r"Probability of retrieving external knowledge:[ \t]*(\d+(?:\.\d+)?)%"),
+              re.compile(r"Probability of answering directly:[ \t]*(\d+(?:\.\d+)?)%"))
+
+
+@ct.bounded
+def paper_soft_bias(text: str, **_fields) -> Parsed[tuple[float, float]]:
+    """The allocator's reply -> (p_retrieve, p_direct), the *paper* reading: spec §3 Step 1 "Parsing" read
+    literally, X from ``Probability of retrieving external knowledge: X%`` and Y from ``Probability of answering
+    directly: Y%`` (the format the paper's Allocator prompts ask for, §4; its GRPO format reward needs a regex to
+    find both, §3 Step 1), r_p = X / (X + Y). Anything else (one line missing, a value without "%", Markdown in the
+    label, a JSON object) is unreadable and takes the default of spec §8.6: r_p = g_p = 50%. The first number after
+    the label is X: "10%-90% → I estimate 30%" reads 10%."""
+    raw = text or ""
+    found = [p.search(raw) for p in PAPER_BIAS]
+    if not all(found):
+        missing = " and ".join(f"'{p.pattern.split(':')[0]}: X%'" for p, m in zip(PAPER_BIAS, found) if m is None)
+        return unreadable((DEFAULT_R_P, 1 - DEFAULT_R_P),
+                          f"no {missing} line (the paper's format, spec §3 Step 1); the method used its default: "
+                          "r_p = 0.5 (r_p = g_p = 50%, spec §8.6)")
+    x, y = (float(m.group(1)) for m in found)
+    if x + y <= 0:
+        return unreadable((DEFAULT_R_P, 1 - DEFAULT_R_P),
+                          "both probabilities are 0; the method used its default: r_p = 0.5 (r_p = g_p = 50%)")
+    value = (round(x / (x + y), 4), round(y / (x + y), 4))
+    return exact(value) if abs(x + y - 100) <= 1.1 else lenient(value, f"the probabilities sum to {x + y:g}%, not "
+                                                                         "100%; renormalised (spec §3 Step 1)")
 
 
 # ----------------------------------------------------------------------------------------------- lists
@@ -447,8 +499,9 @@ def parse_answers(text: str, sub_queries: Sequence[str] = ()) -> Parsed[list[str
 
 # ------------------------------------------------------------------------------------------- responder
 
-_P17 = re.compile(r"(?i:correct[ \t]+option)[ \t]*:[ \t]*\(?(?P<l>[A-H])(?![\w'])")   # spec §8 P17
+_P17 = re.compile(r"(?i:correct[ \t]+option)[ \t]*:[ \t]*\(?(?P<l>[A-H])(?![\w'])")   # spec §8 P17, any case
 _LETTER = r"[ \t]*[\(\[]?[ \t]*(?:(?i:option|choice)[ \t]+)?(?P<l>[A-H])(?![\w'])"
+#: Each rule finds a *choice* of a letter; of all the choices a reply makes, the last one wins (tolerant reading).
 _OPTION_RULES = (
     ("the 'Correct Option' label in another form",
      re.compile(r"(?i:correct[ \t]+(?:option|answer|choice|letter))[ \t]*(?:(?i:is)[ \t]+|[:=\-–][ \t]*)?" + _LETTER)),
@@ -462,59 +515,219 @@ _OPTION_RULES = (
                                             r"(?:correct|right|best)\b)")),
     ("a bare option letter", re.compile(r"\A\W*(?:(?i:option)[ \t]+)?(?P<l>[A-Ha-h])\W*\Z")),
     ("the letter that starts the reply", re.compile(r"\A\W{0,2}\(?(?P<l>[A-H])[.):][ \t]+\S")),
+    ("the letter after a colon that ends a line",
+     re.compile(r"[:=][ \t]*[\(\[]?(?P<l>[A-H])[\)\]]?[.!]?[ \t]*$", re.M)),
 )
+#: a choice under a negation is none: "I did not pick A", "I wouldn't choose A"
+_NEGATED = re.compile(r"(?:\bnot|n't|\bnever|\bno)[ \t]+(?:\w+[ \t]+)?\Z", re.I)
+#: a choice of an option by its text: "The answer is Bianca Ryan", "Correct Option: I don't know", "I pick 'X'"
+_TEXT_FRAME = re.compile(r"(?:(?:correct|right|best|final|my)[ \t]+)?(?:option|answer|choice|selection)[ \t]*"
+                         r"(?:is[ \t]*:?|[:=\-–])[ \t]*"
+                         r"|\b(?:choose|chose|select|pick|go[ \t]+with|opt[ \t]+for)[ \t]+"
+                         r"(?:the[ \t]+)?(?:option[ \t]+)?",
+                         re.I)
+#: an option named by its letter *and* its text, which must agree: "C) I don't know", "I don't know (C)"
+_PAIR_BEFORE = re.compile(r"^[ \t]*[\(\[]?(?P<l>[A-H])[.):\]][ \t]+(?P<t>\S[^\n]*)$", re.M)
+_PAIR_AFTER = re.compile(r"[\(\[](?P<l>[A-H])[\)\]]")   # the text is the line before it (``_choices``)
 _ONE_OPTION = re.compile(r"\b(?i:option)[ \t]+(?P<l>[A-H])(?![\w'])")
+_NEGATION_WORDS = re.compile(r"\b(?:not|no|never|neither|nor|wrong|incorrect|false|cannot)\b|n't\b", re.I)
 _LETTER_PREFIX = re.compile(r"^\s*\(?[A-Ha-h][.):]\s+")
 INVALID_NOTE = ("the method used its default: no option, an invalid answer that counts as wrong (spec P17), not an "
                 "abstention")
 
 
-def _by_letter(text: str, letters: str) -> tuple[int, str] | None:
-    body = strip_chatter(plain(text)).strip()
+def _option_texts(options: Sequence[str] | None, letters: str) -> list[str]:
+    return [normalize(_LETTER_PREFIX.sub("", str(o))) for o in list(options or [])[:len(letters)]]
+
+
+def _starts_with_option(text: str, texts: list[str]) -> int | None:
+    """The option whose (normalised) text ``text`` starts with; the longest when several do."""
+    said = normalize(text)
+    hits = [k for k, t in enumerate(texts) if t and (said == t or said.startswith(t + " "))]
+    return max(hits, key=lambda k: len(texts[k])) if hits else None
+
+
+def _choices(body: str, letters: str, texts: list[str]) -> list[tuple[int, int, str]]:
+    """Every choice of an option the reply makes: (position, option, how it was read), in no particular order."""
+    out = []
     for why, rule in _OPTION_RULES:
-        found = [m.group("l").upper() for m in rule.finditer(body) if m.group("l").upper() in letters]
-        if found:
-            return letters.index(found[-1]), why
+        for m in rule.finditer(body):
+            letter = m.group("l").upper()
+            if letter in letters and not _NEGATED.search(body[max(0, m.start() - 24):m.start()]):
+                out.append((m.start("l"), letters.index(letter), why))
+    for m in _TEXT_FRAME.finditer(body):
+        k = _starts_with_option(body[m.end():m.end() + 200].split("\n", 1)[0].lstrip(" \t\"'“‘*[("), texts)
+        if k is not None and not _NEGATED.search(body[max(0, m.start() - 24):m.start()]):
+            out.append((m.end(), k, "an option chosen by its text"))
+    for rule in (_PAIR_BEFORE, _PAIR_AFTER):
+        for m in rule.finditer(body):
+            k = letters.find(m.group("l"))
+            if rule is _PAIR_BEFORE:
+                said = normalize(m.group("t")[:200])
+            else:
+                said = normalize(body[max(body.rfind("\n", max(0, m.start() - 200), m.start()) + 1, m.start() - 200):
+                                      m.start()])
+            if 0 <= k < len(texts) and texts[k] and (said.startswith(texts[k]) if rule is _PAIR_BEFORE
+                                                    else said.endswith(texts[k])):
+                out.append((m.start("l"), k, "an option named by its letter and its text"))
+    return out
+
+
+def _negated_sentence(body: str, text: str, idk_text: str | None) -> bool:
+    """Is ``text`` (normalised) named only in sentences that negate something ("… is not the winner")?"""
+    sentences = [normalize(s) for s in re.split(r"(?<=[.!?])\s+|\n", body) if s.strip()]
+    named = [s for s in sentences if f" {text} " in f" {s} "]
+    strip = (lambda s: s.replace(idk_text, " ")) if idk_text else (lambda s: s)
+    return bool(named) and all(_NEGATION_WORDS.search(strip(s).replace(text, " ")) for s in named)
+
+
+def _by_mention(body: str, letters: str, texts: list[str]) -> tuple[int, str] | None:
+    """The one option the reply names (its text, or 'Option X') and does not negate, when it makes no choice in so
+    many words ("… shows that the winner was Bianca Ryan."). Never the "I don't know" option: a reply that only says
+    "I don't know" declines to choose (tolerant reading, [ours]); naming it still makes another option ambiguous."""
+    said = f" {normalize(plain(body))} "
+    hits = [k for k, t in enumerate(texts) if t and f" {t} " in said]
+    idk = next((texts[k] for k in hits if is_idk(texts[k])), None)
+    if len(hits) == 1 and not idk and not _negated_sentence(body, texts[hits[0]], None):
+        return hits[0], f"the reply names option {letters[hits[0]]}'s text"
+    if hits:
+        return None
     named = {m.group("l") for m in _ONE_OPTION.finditer(body) if m.group("l") in letters}
     if len(named) == 1:
-        return letters.index(named.pop()), "the only option named ('Option X')"
+        letter = named.pop()
+        sentences = [s for s in re.split(r"(?<=[.!?])\s+|\n", body) if re.search(rf"\b(?i:option)[ \t]+{letter}\b", s)]
+        if not all(_NEGATION_WORDS.search(s) for s in sentences):
+            return letters.index(letter), "the only option named ('Option X')"
     return None
-
-
-def _by_text(text: str, options: Sequence[str]) -> int | None:
-    """The one option whose text the reply contains (none or several: None)."""
-    said = f" {normalize(plain(text))} "
-    texts = [normalize(_LETTER_PREFIX.sub("", str(o))) for o in options]
-    hits = [k for k, t in enumerate(texts) if t and f" {t} " in said]
-    return hits[0] if len(hits) == 1 else None
 
 
 @ct.bounded
 def parse_option(text: str, n_options: int = 4, options: Sequence[str] | None = None) -> Parsed[int | None]:
-    """The responder's reply -> the 0-based option: ``Correct Option: X`` (exact, spec P17's regex); else the letter
-    in another dress (``**Correct Option:** B``, ``Answer: B``, ``B``, ``(B)``, ``Option B``, ``The correct option
-    is B.``, a JSON object), else the one option whose text the reply names. None: no readable option, an invalid
-    answer (spec P17), which counts as wrong and is not an abstention."""
+    """The responder's reply -> the 0-based option, the *tolerant* reading: an option only from a reply that chooses
+    one. ``Correct Option: X`` alone (exact, spec P17's regex); else every choice the reply makes, in any dress
+    (``**Correct Option:** B``, ``Answer: B``, ``B``, ``(B)``, ``Option B``, ``The correct option is B.``, ``I pick
+    B``, ``…: B`` ending a line, ``The answer is Bianca Ryan``, ``C) I don't know``, a JSON object), the *last* one
+    winning ("I would pick A, but D is safer: D" is D); else the one option whose text the reply names and does not
+    negate. The "I don't know" option only when the reply chooses it (by its letter, or its text after a label or a
+    verb of choosing): a bare "I don't know" chooses nothing. None: no readable option, an invalid answer (spec
+    P17), which counts as wrong and is not an abstention."""
     raw = text or ""
     letters = LETTERS[:max(1, min(n_options, len(LETTERS)))]
-    m = _P17.search(raw)
-    line = raw[raw.rfind("\n", 0, m.start()) + 1:].split("\n", 1)[0] if m else ""
-    if m and m.group("l") in letters and not has_markup(line):
-        return exact(letters.index(m.group("l")))
+    texts = _option_texts(options, letters)
     found = _json_value(raw)
     if isinstance(found, dict):
         value = next((str(v) for k, v in found.items() if re.search(r"option|answer|choice", str(k), re.I)), None)
         read = parse_option(value, n_options, options) if value is not None else None
         if read is not None and read.value is not None:
             return lenient(read.value, "read from a JSON object")
-    read = _by_letter(raw, letters)
+    body = strip_chatter(plain(raw)).strip()
+    choices = _choices(body, letters, texts)
+    # the last choice wins; of two at one place, the rule listed first (``_OPTION_RULES``' order)
+    choices = [c for _, c in sorted(enumerate(choices), key=lambda e: (e[1][0], -e[0]))]
+    p17 = [m for m in _P17.finditer(raw) if m.group("l") in letters]
+    if p17 and len({k for _, k, _ in choices} | {letters.index(p17[-1].group("l"))}) == 1:
+        m = p17[-1]
+        line = raw[raw.rfind("\n", 0, m.start()) + 1:].split("\n", 1)[0]
+        if not has_markup(line):
+            return exact(letters.index(m.group("l")))
+    if choices:
+        _, k, why = choices[-1]
+        notes = [f"no 'Correct Option: X' line alone; read {why}"]
+        earlier = list(dict.fromkeys(letters[j] for _, j, _ in choices[:-1] if j != k))
+        if earlier:
+            notes.append(f"a later choice ({letters[k]}) overrides an earlier one ({', '.join(earlier)})")
+        return lenient(k, "; ".join(notes))
+    read = _by_mention(body, letters, texts)
     if read is not None:
-        return lenient(read[0], f"no 'Correct Option: X' line; read {read[1]}")
-    k = _by_text(raw, list(options or [])[:len(letters)])  # an option past H has no letter to answer with
-    if k is not None:
-        return lenient(k, f"no option letter; the reply names option {letters[k]}'s text")
-    why = "the reply is cut off before an option" if truncated(raw) else "no option letter found"
+        return lenient(read[0], f"no option letter; {read[1]}")
+    if is_idk(body) and any(is_idk(t) for t in texts):
+        why = "the reply only says it does not know, choosing no option (not even \"I don't know\")"
+    else:
+        why = "the reply is cut off before an option" if truncated(raw) else "no option chosen"
     return unreadable(None, f"{why}; {INVALID_NOTE}")
+
+
+#: spec §8.17 (P17), character for character: case-sensitive, the first match (``re.search``)
+PAPER_OPTION = r"Correct Option:\s*\(?([A-D])"
+
+
+@ct.bounded
+def paper_option(text: str, options: Sequence[str] = (), **_fields) -> Parsed[int | None]:
+    """The responder's reply -> the 0-based option, the *paper* reading: spec §8.17 (item 17 of the ambiguity list,
+    "Responder parsing"): the regex ``Correct Option:\\s*\\(?([A-D])`` (``PAPER_OPTION``; the paper's Responder
+    prompt, §4, asks for exactly ``Correct Option: [Letter]``); if it fails, the answer is invalid (counted wrong,
+    not a refusal). The first match counts, case matters, nothing else is read: ``**Correct Option:** B``, ``Answer:
+    B``, ``correct option: b`` and "I don't know" are invalid, and ``Correct Option: Bianca Ryan`` is B (the regex
+    reads the first letter). The "I don't know" option only when the options hold it and the regex picks its letter.
+    [ours] A question with more than four options (TRD always has four) widens ``[A-D]`` to its letters (up to H); a
+    letter past the question's options is invalid."""
+    raw = text or ""
+    n = len(options or []) or 4
+    letters = LETTERS[:max(1, min(n, len(LETTERS)))]
+    span = "A-D" if len(letters) <= 4 else f"A-{letters[-1]}"
+    m = re.search(PAPER_OPTION.replace("A-D", span), raw)
+    if m is None:
+        return unreadable(None, f"no match for the paper's 'Correct Option: X' (spec §8.17); {INVALID_NOTE}")
+    if m.group(1) not in letters:
+        return unreadable(None, f"'Correct Option: {m.group(1)}' names none of the {n} options; {INVALID_NOTE}")
+    return exact(letters.index(m.group(1)))
+
+# ------------------------------------------------------------------------------- the paper's list formats
+
+#: a numbered item as the paper's Sub-query Generation and Reflection prompts print their output (spec §4: "1. [New
+#: Question 1]" …) and as spec §8.9 reads the generator's answers: a number, ".", a space, the item; one a line
+_PAPER_ITEM = re.compile(r"^[ \t]*(\d{1,3})\.[ \t]+(\S[^\n]*?)[ \t]*$", re.M)
+_PAPER_HEADING = re.compile(r"^[ \t]*New questions:[ \t]*$", re.I | re.M)
+
+
+def _paper_items(text: str, expected: int | None, what: str, filler: str, default: str) -> Parsed[list[str]]:
+    items = [m.group(2) for m in _PAPER_ITEM.finditer(text or "")]
+    if not items:
+        return unreadable([], f"no '1. …' lines (the paper's format); the method used its default: {default}")
+    note = _count_note(len(items), expected, what, filler)
+    return lenient(items, note) if note else exact(items)
+
+
+@ct.bounded
+def paper_sub_queries(text: str, n: int | None = None, **_fields) -> Parsed[list[str]]:
+    """The sub-query generator's reply -> the questions, the *paper* reading: only the ``1. …`` lines of the paper's
+    Sub-query Generation format (spec §4, "New Questions: 1. [New Question 1] … {number}. [New Question {number}]"),
+    in order, each as written; no such line: the method's default (the original question in every slot, ours).
+    Markdown (``**1.**``), ``1)``, bullets, ``Q1:`` and JSON are not the format and are not read."""
+    expected = _count(n)
+    slots = f"each of the {expected}" if expected else "every"
+    return _paper_items(text, expected, "questions", ORIGINAL_QUESTION, f"{ORIGINAL_QUESTION} for {slots} sub-queries")
+
+
+@ct.bounded
+def paper_answers(text: str, sub_queries: Sequence[str] = (), **_fields) -> Parsed[list[str]]:
+    """The multi-query generator's reply -> its answers, the *paper* reading: the ``1. …`` lines only, as spec §8.9
+    reads them ("parse numbered answers"; the paper's prompt ends "Answers:", our prompt asks for a numbered list,
+    one line per question), each as written. A count other than the sub-queries' sends the method to one call per
+    sub-query (spec §8.9), in either reading."""
+    expected = len(list(sub_queries or [])) or None
+    slots = f"each of the {expected}" if expected else "every"
+    return _paper_items(text, expected, "answers", IDK_FILLER, f"{IDK_FILLER} for {slots} sub-queries")
+
+
+@ct.bounded
+def paper_reflection(text: str, n: int | None = None, **_fields) -> Parsed[tuple[str, list[str]]]:
+    """A reflection reply -> (analysis, new questions), the *paper* reading: the paper's Reflection output format
+    (spec §4: the analysis, then "New questions:" and ``1. …`` lines): the ``1. …`` lines after the last "New
+    questions:" line ([ours]: in any case, a heading's case carries no meaning), the analysis the text before it
+    (an ``Analysis:`` label dropped). No such heading or no such line after it: the method's default (the original
+    question in every slot, ours)."""
+    raw = text or ""
+    expected = _count(n)
+    slots = f"each of the {expected}" if expected else "every"
+    headings = list(_PAPER_HEADING.finditer(raw))
+    if not headings:
+        return unreadable(("", []), f"no 'New questions:' line (the paper's format); the method used its default: "
+                                    f"{ORIGINAL_QUESTION} for {slots} sub-queries")
+    analysis = re.sub(r"^[ \t]*Analysis:[ \t]*", "", raw[:headings[-1].start()].strip(), flags=re.I).strip()
+    read = _paper_items(raw[headings[-1].end():], expected, "questions", ORIGINAL_QUESTION,
+                        f"{ORIGINAL_QUESTION} for {slots} sub-queries")
+    return Parsed((analysis, read.value), read.status, read.note)
 
 
 # ------------------------------------------------------------------------------------- the TaskSpec readers

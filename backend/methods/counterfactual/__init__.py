@@ -47,16 +47,33 @@ Choices the paper leaves open ([ours]):
   anchor); probabilities accept integers, percentages, fractions and decimal commas ([code] reads "1" and "95%" as
   0.0), unreadable -> 0.0. Every reader says how it read (exact / lenient / unreadable, ``backend.llm.formats``). The direct-selection decision applies
   to the RAG answer (§8.8); the offline model is told that answer.
+* Two readings (``backend.methods.reading``; ``method.py`` decides through ``ctx.readings``). Decisions read from
+  replies: the RAG answer and its refusal flag, each counterfactual round's judgment, direct selection's keep /
+  discard, each branch's probability. ``tolerant``: the readers above. ``paper``: [code]'s parsers, one function
+  each in ``parse.py`` (``read_cf_reply_released``, ``released_refusal``, ``released_keep_discard``: "keep" in the
+  reply, else discard; ``released_probability``: the first ``\\d+\\.\\d+``, else ``\\d+\\.``, else 0.0, over
+  the answer part). [ours] in the paper reading: the answer keeps the two changes of the tolerant reading's exact
+  path (a trailing full stop dropped, passage ids of any length in order of mention), so replies in the paper's
+  format read alike and the conversations' answer turns, hence the calls, are the same under both readings;
+  ``refusal_scope`` and ``substring`` are method options and apply to both readings; a structured reply (the call
+  asked for the task's JSON schema, ``LLMCall.structured``) is read from the schema's fields, not as text; each
+  round's judgment compares a reading's reply with the same reading's RAG answer; the RAG answer is compared
+  normalised (so "apple." and "apple" are one decision) and a round's judgment by its keep / discard; what follows
+  a difference (the next prompts) is not simulated (``backend.methods.reading``); the refusal test's tokenizer
+  splits combining marks off their letters ([code]'s keeps them together: only a phrase glued to an accented letter
+  reads differently).
 * History (§8.4): the branches' assistant turns hold the parsed answer only ([code]).
 * A kept decision with no answer text (the RAG reply was only evidence) abstains, noted.
 * A failed model call fails the run (``MethodResult.error``), as for every method; a malformed reply never does.
 """
 
 from backend.methods.counterfactual.method import FUSIONS, SCENARIOS, CounterfactualRAG, reason
-from backend.methods.counterfactual.parse import (REFUSAL_PHRASES, THRESHOLD, judge, match, parse_keep_discard,
-                                                  parse_probability, parse_reply, read_cf_reply, refusal,
-                                                  rouge_l_recall)
+from backend.methods.counterfactual.parse import (RELEASED_REFUSAL_PHRASES, REFUSAL_PHRASES, THRESHOLD, judge, match,
+                                                  parse_keep_discard, parse_probability, parse_reply, read_cf_reply,
+                                                  read_cf_reply_released, refusal, released_keep_discard,
+                                                  released_probability, released_refusal, rouge_l_recall)
 
-__all__ = ["FUSIONS", "REFUSAL_PHRASES", "SCENARIOS", "THRESHOLD", "CounterfactualRAG", "judge", "match",
-           "parse_keep_discard", "parse_probability", "parse_reply", "read_cf_reply", "reason", "refusal",
-           "rouge_l_recall"]
+__all__ = ["FUSIONS", "RELEASED_REFUSAL_PHRASES", "REFUSAL_PHRASES", "SCENARIOS", "THRESHOLD", "CounterfactualRAG",
+           "judge", "match", "parse_keep_discard", "parse_probability", "parse_reply", "read_cf_reply",
+           "read_cf_reply_released", "reason", "refusal", "released_keep_discard", "released_probability",
+           "released_refusal", "rouge_l_recall"]

@@ -1,5 +1,11 @@
 """RC-RAG's pipeline, one function per module of the paper (§4) in its order: generation (the RAG answer and
-the two counterfactual branches), judgment, fusion, the post-fusion override (see the package docstring)."""
+the two counterfactual branches), judgment, fusion, the post-fusion override (see the package docstring).
+
+Every decision read from a reply is read both ways (``backend.methods.reading``: the tolerant readers and the
+released code's, ``parse``) and decided by ``ctx.readings``: the RAG answer and its refusal flag (``rag_answer``),
+each counterfactual round's judgment (same answer -> keep, changed -> discard), direct selection's keep / discard
+and each branch's probability. The judgment under each reading compares that reading's reply with that reading's
+RAG answer; the run goes on with its own reading's values (the answer turns of the conversations, the override)."""
 
 from __future__ import annotations
 
@@ -8,11 +14,13 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from backend.answers import normalize
 from backend.methods.base import Method, Outcome, RunContext, gather_all
 from backend.methods.estimate import CallEstimate, Sizes
 from backend.methods.counterfactual import prompts
 from backend.methods.counterfactual.parse import (THRESHOLD, _rouge, judge, parse_keep_discard, parse_probability,
-                                                  parse_reply, read_cf_reply)
+                                                  parse_reply, read_cf_reply, read_cf_reply_released,
+                                                  released_keep_discard, released_probability)
 from backend.schema import (CFBranch, CFFusion, CFPassage, CFReply, CFRound, CounterfactualTrace, LLMCall,
                             Question)
 from backend.llm.tasks import TaskSpec
@@ -46,25 +54,38 @@ class CounterfactualRAG(Method):
         self.k, self.iterations, self.fusion, self.threshold = k, iterations, fusion, threshold
         self.max_tokens, self.substring, self.refusal_scope = max_tokens, substring, refusal_scope
 
-    def _reply(self, call: LLMCall, n: int) -> CFReply:
-        reply = parse_reply(call.response, n, self.refusal_scope)
-        reply.call_id = call.id
-        return reply
+    def _replies(self, call: LLMCall, n: int) -> tuple[CFReply, CFReply]:
+        """The reply read both ways: (tolerant, paper)."""
+        tolerant = parse_reply(call.response, n, self.refusal_scope)
+        paper = read_cf_reply_released(call.response, n, self.refusal_scope, structured=call.structured)
+        tolerant.call_id = paper.call_id = call.id
+        return tolerant, paper
 
     # -- generation module (§4): the RAG answer ----------------------------------------------------------------
 
-    async def rag_answer(self, ctx: RunContext, question: Question, passages: list[CFPassage]) -> CFReply:
+    async def rag_answers(self, ctx: RunContext, question: Question, passages: list[CFPassage]
+                          ) -> tuple[CFReply, CFReply]:
+        """The RAG answer read both ways (tolerant, paper); the answer and the refusal flag are decisions."""
         call = await ctx.client.acomplete(prompts.rag_messages(question.question, passages), task="cf_answer",
                                           step="rag_answer", question=question.question, max_tokens=self.max_tokens,
                                           fields=_fields(passages))
-        return self._reply(call, len(passages))
+        tolerant, paper = self._replies(call, len(passages))
+        ctx.readings.decide("rag_answer", tolerant, paper, call_id=call.id, key=lambda r: normalize(r.answer),
+                            show=lambda r: repr(r.answer) if r.answer else "no answer", what="RAG answer")
+        ctx.readings.decide("rag_answer", tolerant, paper, call_id=call.id, key=lambda r: r.reject,
+                            show=lambda r: f"a refusal ({r.reject_phrase!r})" if r.reject else "not a refusal",
+                            what="refusal (the 'unknown' override)")
+        return tolerant, paper
 
     # -- generation + judgment modules (§4, App. B): one counterfactual conversation --------------------------
 
-    async def branch(self, ctx: RunContext, question: Question, passages: list[CFPassage], rag: CFReply,
-                     scenario: str) -> tuple[CFBranch, list[dict[str, str]]]:
-        """T rounds of one counterfactual, each judged against the RAG answer; stops at the first change. Returns
-        the branch and its conversation so far (fusion continues it)."""
+    async def branch(self, ctx: RunContext, question: Question, passages: list[CFPassage],
+                     rags: tuple[CFReply, CFReply], scenario: str) -> tuple[CFBranch, list[dict[str, str]]]:
+        """T rounds of one counterfactual, each judged against the RAG answer; stops at the first change. ``rags``:
+        the RAG answer read both ways (tolerant, paper): each reading's judgment compares its own reading of the
+        reply with its own reading of the RAG answer, and the run's reading decides. Returns the branch and its
+        conversation so far (fusion continues it)."""
+        rag = rags[0] if ctx.readings.reading == "tolerant" else rags[1]
         messages = prompts.rag_messages(question.question, passages)
         branch, previous, parent = CFBranch(scenario=scenario, decision="keep"), rag.answer, rag.call_id
         for t in range(1, self.iterations + 1):
@@ -75,10 +96,16 @@ class CounterfactualRAG(Method):
             call = await ctx.client.acomplete(messages, task=f"cf_{scenario}", step=f"cf_{scenario}_round_{t}",
                                               question=question.question, parents=[p for p in [parent] if p],
                                               max_tokens=self.max_tokens, fields=_fields(passages, **extra))
-            reply = self._reply(call, len(passages))
-            verdict = judge(reply, rag, self.threshold, self.substring)     # always against the RAG answer
-            branch.rounds.append(CFRound(round=t, reply=reply, match=verdict,
-                                         decision="keep" if verdict.same else "discard"))
+            judged = []
+            for reply, against in zip(self._replies(call, len(passages)), rags):
+                verdict = judge(reply, against, self.threshold, self.substring)   # always against the RAG answer
+                judged.append(CFRound(round=t, reply=reply, match=verdict,
+                                      decision="keep" if verdict.same else "discard"))
+            rnd = ctx.readings.decide(call.step, *judged, call_id=call.id, key=lambda r: r.decision,
+                                      show=lambda r: f"{r.decision} ({r.reply.answer!r} against the RAG answer)",
+                                      what=f"CF-{scenario} round {t}: same answer (keep) or changed (discard)")
+            branch.rounds.append(rnd)
+            reply, verdict = rnd.reply, rnd.match
             if not verdict.same:
                 branch.decision = "discard"
                 break
@@ -99,7 +126,11 @@ class CounterfactualRAG(Method):
                 question=question.question, parents=[c for c in [b.rounds[-1].reply.call_id] if c],
                 max_tokens=self.max_tokens, fields=_fields(passages, previous_answer=rag.answer, kind=name))
             read = parse_keep_discard(call.response or "")
-            choice, note = read.value, read.note
+            released = released_keep_discard(call.response, structured=call.structured)
+            choice = ctx.readings.decide("fusion_direct", read.value, released, call_id=call.id,
+                                         what="direct selection: keep or discard")
+            note = read.note if ctx.readings.reading == "tolerant" else (
+                f"paper reading: the released code's rule ('keep' in the reply, else discard): {choice}")
             return CFFusion(strategy="direct", branch=name, raw=call.response or "", choice=choice, decision=choice,
                             notes=[note] if note else [], call_ids=[call.id])
 
@@ -114,7 +145,11 @@ class CounterfactualRAG(Method):
         fusion = CFFusion(strategy="probability", decision="discard")
         for name, call in await gather_all(*(probability(s) for s in SCENARIOS)):
             read = parse_probability(call.response or "")
-            value, note = read.value, read.note
+            released = released_probability(call.response, structured=call.structured)
+            value = ctx.readings.decide("fusion_probability", read.value, released, call_id=call.id,
+                                        what=f"probability comparison: {name}'s probability")
+            note = read.note if ctx.readings.reading == "tolerant" else (
+                None if value else "paper reading: no number the released code reads ('0.x' or 'N.'): 0.0")
             fusion.probabilities[name], fusion.raw_probabilities[name] = value, call.response or ""
             fusion.call_ids.append(call.id)
             if note:
@@ -132,8 +167,9 @@ class CounterfactualRAG(Method):
         trace = CounterfactualTrace(k=self.k, iterations=self.iterations, fusion_strategy=self.fusion,
                                     threshold=self.threshold, substring=self.substring,
                                     refusal_scope=self.refusal_scope, passages=passages)
-        trace.rag = rag = await self.rag_answer(ctx, question, passages)
-        results = await gather_all(*(self.branch(ctx, question, passages, rag, s) for s in SCENARIOS))
+        rags = await self.rag_answers(ctx, question, passages)
+        trace.rag = rag = rags[0] if ctx.readings.reading == "tolerant" else rags[1]
+        results = await gather_all(*(self.branch(ctx, question, passages, rags, s) for s in SCENARIOS))
         branches = dict(zip(SCENARIOS, results))
         trace.branches = [b for b, _ in results]
         quality, usage = branches["quality"][0].decision, branches["usage"][0].decision
@@ -254,8 +290,9 @@ def _answer_evidence(read: CFReply, **_) -> AnswerEvidenceReply:
 
 SPEC = register(MethodSpec(
     CounterfactualRAG, CounterfactualTrace, title="Counterfactual prompting (RC-RAG)", color="#6d4c41", order=40,
+    paper_metric='risk',  # its paper's own metric (backend.scoring.PAPER_METRICS)
     estimate=estimate, story=counterfactual_story,
-    quick=True, selective=True, warm=_rouge,  # ROUGE-L's rouge_score + nltk, for the answer match
+    quick=True, selective=True, reference=True, warm=_rouge,  # ROUGE-L's rouge_score + nltk, for the answer match
     description="asks what the answer would be if the passages were poor or misused, and abstains when the "
                 "answer does not survive",
     # (``passages=()``: serve-model reads a structured reply with the fields a request carries, which may be none)

@@ -1,10 +1,19 @@
 """Reading RC-RAG's replies and judging them (docs/methods/counterfactual.md §3.2, §3.4, §3.6;
 §8.2, §8.3, §8.6, §8.7, §8.9).
 
-The readers (``read_cf_reply``, ``parse_keep_discard``, ``parse_probability``) return ``Parsed``
-(``backend.llm.formats``): exact in the prompt's format, lenient for a chat model's shapes of it (Markdown,
-chatter, JSON, percentages…: ``backend.llm.chat_text``), unreadable with the default named in the note: an empty
-answer, a discard, or probability 0.0. None of them raises.
+Two readings of every reply (``backend.methods.reading``; ``CounterfactualRAG`` decides through ``ctx.readings``):
+
+* tolerant (the default): ``read_cf_reply``, ``parse_keep_discard``, ``parse_probability`` return ``Parsed``
+  (``backend.llm.formats``): exact in the prompt's format, lenient for a chat model's shapes of it (Markdown,
+  chatter, JSON, percentages…: ``backend.llm.chat_text``), unreadable with the default named in the note: an empty
+  answer, a discard, or probability 0.0;
+* paper: the released code's parsers (ict-bigdatalab/RC-RAG @ 33e0aef, ``code/utils.py``), one small function each:
+  ``read_cf_reply_released`` (``deal_prediction_with_evidence``), ``released_refusal`` (its refusal phrases),
+  ``released_keep_discard`` (``deal_fusion``) and ``released_probability`` (``deal_fusion_probability`` over the
+  answer part of ``deal_prediction_with_evidence``, as ``run_llm_ours.fusion`` calls it). Each docstring gives the
+  spec section and what is [ours].
+
+None of them raises.
 """
 
 from __future__ import annotations
@@ -15,16 +24,18 @@ import unicodedata
 from backend.answers import RC_RAG_THRESHOLD, rc_rag_match, rouge_l_recall  # noqa: F401 - rouge_l_recall re-exported
 from backend.answers import rouge_scorer as _rouge  # noqa: F401 - method.py warms it
 from backend.llm import chat_text as ct
-from backend.llm.formats import Parsed, exact, lenient, unreadable
+from backend.llm.formats import Parsed, exact, lenient, schema_object, unreadable
 from backend.schema import CFMatch, CFReply
 
-#: The released code's refusal phrases (``deal_prediction_with_evidence``), plus [ours] "don't know" / "do not
-#: know": the project's models say "I don't know" where the paper's said "unknown".
-REFUSAL_PHRASES = ("no specific", "unconfirmed", "uncertain", "unavailable", "sorry", "not have access",
-                   "no information", "not provide", "no clear", "not mentioned", "not mention", "no mention",
-                   "no answer", "N/A", "unclear", "not clear", "unknown", "partially correct", "partially incorrect",
-                   "not correct", "cannot determine", "cannot answer", "not incorrect", "incomplete",
-                   "don't know", "do not know")
+#: The released code's refusal phrases (``deal_prediction_with_evidence``, spec §3.2 step 2): the paper reading's.
+RELEASED_REFUSAL_PHRASES = ("no specific", "unconfirmed", "uncertain", "unavailable", "sorry", "not have access",
+                            "no information", "not provide", "no clear", "not mentioned", "not mention", "no mention",
+                            "no answer", "N/A", "unclear", "not clear", "unknown", "partially correct",
+                            "partially incorrect", "not correct", "cannot determine", "cannot answer", "not incorrect",
+                            "incomplete")
+#: The tolerant reading's: the released phrases plus [ours] "don't know" / "do not know": the project's models say
+#: "I don't know" where the paper's said "unknown".
+REFUSAL_PHRASES = RELEASED_REFUSAL_PHRASES + ("don't know", "do not know")
 THRESHOLD = RC_RAG_THRESHOLD   # θ for token F1 and ROUGE-L recall (the released code; missing from the paper's text)
 
 
@@ -34,26 +45,54 @@ def _tokens(text: str) -> list[str]:
     return re.findall(r"[^\W_]+|[^\w\s]|_", t)
 
 
-_PHRASES = [(p, f" {' '.join(_tokens(p))} ") for p in REFUSAL_PHRASES]
+def _spaced(phrases: tuple[str, ...]) -> list[tuple[str, str]]:
+    return [(p, f" {' '.join(_tokens(p))} ") for p in phrases]
+
+
+_PHRASES = _spaced(REFUSAL_PHRASES)
+_RELEASED_PHRASES = _spaced(RELEASED_REFUSAL_PHRASES)
+
+
+def _first_phrase(text: str, phrases: list[tuple[str, str]]) -> str | None:
+    joined = f" {' '.join(_tokens(text))} "
+    return next((phrase for phrase, spaced in phrases if spaced in joined), None)
 
 
 def refusal(text: str) -> str | None:
-    """The first refusal phrase occurring in ``text`` as a whole token sequence, else None. Tokens hold no space, so
-    the phrase's tokens space-joined inside the text's is the same test, one linear search per phrase."""
-    joined = f" {' '.join(_tokens(text))} "
-    return next((phrase for phrase, spaced in _PHRASES if spaced in joined), None)
+    """The first refusal phrase occurring in ``text`` as a whole token sequence, else None (the tolerant reading's
+    phrases). Tokens hold no space, so the phrase's tokens space-joined inside the text's is the same test, one
+    linear search per phrase."""
+    return _first_phrase(text, _PHRASES)
 
 
-def _released(raw: str, n_passages: int, refusal_scope: str) -> CFReply:
-    """The released code's reading (§3.2). [ours]: passage ids of any length (the code reads one digit), and a
-    trailing full stop is dropped from the answer."""
+def released_refusal(text: str) -> str | None:
+    """The refusal test of the paper reading: the released code's rule (spec §3.2 step 2, ``has_answer`` over
+    ``deal_prediction_with_evidence``'s phrase list): the first of ``RELEASED_REFUSAL_PHRASES`` occurring in
+    ``text`` as a whole token sequence, case-insensitive on NFD text. No "don't know": "I don't know" is no refusal
+    to the released code. [ours]: the released tokenizer keeps a letter and its combining marks in one token, ours
+    splits the marks off; the phrases are ASCII, so only a phrase glued to an accented letter reads differently."""
+    return _first_phrase(text, _RELEASED_PHRASES)
+
+
+def _released_parts(raw: str) -> tuple[str, str]:
+    """``deal_prediction_with_evidence``'s answer and evidence parts, verbatim (spec §3.2 steps 1, 3, 4): a leading
+    "answer:" (any case) dropped, newlines made spaces, every "Answer: " removed; with "Evidence: " the answer part is
+    the text before its first occurrence and the evidence part the text after its last, else both are the whole
+    text; the answer part loses its ``##…##`` spans and is stripped."""
     text = raw[7:] if raw.lower().startswith("answer:") else raw
     flat = text.replace("\n", " ").replace("Answer: ", "")
     if "Evidence: " in flat:
         answer_part, evidence_part = flat[:flat.index("Evidence: ")], flat[flat.rindex("Evidence: ") + 10:]
     else:
         answer_part = evidence_part = flat
-    answer = re.sub(r"##.*?##", "", answer_part).strip()
+    return re.sub(r"##.*?##", "", answer_part).strip(), evidence_part
+
+
+def _released(raw: str, n_passages: int, refusal_scope: str, released_phrases: bool = False) -> CFReply:
+    """The released code's reading (§3.2). [ours]: passage ids of any length (the code reads one digit), and a
+    trailing full stop is dropped from the answer. ``released_phrases``: the released refusal phrases only (the
+    paper reading), else the tolerant reading's."""
+    answer, evidence_part = _released_parts(raw)
     answer = re.sub(r"\s*\.$", "", answer).strip()
     groups = re.findall(r"##(.*?)##", evidence_part)
     mentions = list(dict.fromkeys(re.findall(r"Passage-\d+", evidence_part)))
@@ -63,13 +102,14 @@ def _released(raw: str, n_passages: int, refusal_scope: str) -> CFReply:
         evidence = ", ".join(mentions)
     else:
         evidence = evidence_part.strip()
-    return _reply(raw, answer, evidence, n_passages, refusal_scope)
+    return _reply(raw, answer, evidence, n_passages, refusal_scope, released_phrases)
 
 
-def _reply(raw: str, answer: str, evidence: str, n_passages: int, refusal_scope: str) -> CFReply:
+def _reply(raw: str, answer: str, evidence: str, n_passages: int, refusal_scope: str,
+           released_phrases: bool = False) -> CFReply:
     ids = [int(n) for n in _PASSAGE_ID.findall(evidence)]
     passages = [i for i in dict.fromkeys(ids) if 0 <= i < n_passages]
-    phrase = refusal(raw if refusal_scope == "output" else answer)
+    phrase = (released_refusal if released_phrases else refusal)(raw if refusal_scope == "output" else answer)
     return CFReply(raw=raw, answer=answer, evidence=evidence, passages=passages, internal=not passages,
                    reject=phrase is not None, reject_phrase=phrase)
 
@@ -198,6 +238,39 @@ def parse_reply(raw: str | None, n_passages: int, refusal_scope: str = "output")
     return read_cf_reply(raw, n_passages, refusal_scope).value
 
 
+NO_REPLY = CFReply(raw="", reject=True, reject_phrase="(no reply)", internal=True)
+
+
+@ct.bounded
+def read_cf_reply_released(raw: str | None, n_passages: int, refusal_scope: str = "output",
+                           structured: bool = False) -> CFReply:
+    """Answer, evidence and refusal flag of one reply as the paper reading reads it: the released code's rule
+    (spec §3.2, ``deal_prediction_with_evidence``): no reply -> a refusal; a leading "answer:" dropped; newlines made
+    spaces and every "Answer: " removed; the answer is the text before the first "Evidence: " without its ``##…##``
+    spans, the evidence the last ``##…##`` group after the last "Evidence: " (else the ``Passage-N`` mentions, else
+    that text); the refusal flag is ``released_refusal`` of the whole reply. Nothing else is read: Markdown, a
+    preamble or "The answer is X." stay in the answer (``**Answer:** X`` is the answer "**Answer:** X"), and a JSON
+    object is read as text.
+
+    [ours], as in the tolerant reading's exact path (``_released``): a trailing full stop is dropped from the answer
+    (the released code keeps "apple."; the normalised match ignores it, and the conversations then carry the same
+    answer turns under both readings, so a reply in the paper's format costs the other reading no new call);
+    passage ids of any length and in order of first mention (the code takes 9-character "Passage-N" slices, as a
+    set); ``refusal_scope="answer"`` (a method option) is honoured; the reply wears every reader's guard first
+    (``chat_text.bounded``: runs of three or more spaces, or of blank lines, cut short). ``structured``: the call
+    asked for the task's JSON schema instead of the paper's format, so its "answer" and "evidence" fields are read,
+    nothing else."""
+    if raw is None:
+        return NO_REPLY.model_copy()
+    if structured:
+        obj = schema_object(raw) or {}
+        cited = obj.get("evidence", "")
+        evidence = ", ".join(map(str, cited)) if isinstance(cited, list) else str(cited or "")
+        return _reply(raw, str(obj.get("answer") or "").strip(), evidence.strip(), n_passages, refusal_scope,
+                      released_phrases=True)
+    return _released(raw, n_passages, refusal_scope, released_phrases=True)
+
+
 def match(prediction: str, reference: str, threshold: float = THRESHOLD, substring: str = "faithful") -> CFMatch:
     """The released code's ``match`` against one reference: exact (normalised), the reference inside the
     prediction (raw and case-sensitive; ``substring="strict"``: normalised whole words), token F1 > θ, or
@@ -282,6 +355,17 @@ def parse_keep_discard(raw: str, **_fields) -> Parsed[str]:
     return lenient(choice, f"{marks}; {how} ({choice!r})")
 
 
+def released_keep_discard(raw: str | None, structured: bool = False) -> str:
+    """Direct selection's choice as the paper reading reads it: the released code's rule (spec §3.6 step 2,
+    ``deal_fusion``): its regex ``$$(.+)$$`` never matches (``$`` is an anchor), so the choice is "keep" when the
+    reply contains "keep" (case-sensitive, anywhere: "keeping", "I would not keep it") and "discard" otherwise
+    ("KEEP", "Keep" and no reply are discard). ``structured`` [ours]: the schema's "decision" field ("keep" in it)."""
+    text = raw or ""
+    if structured:
+        text = str((schema_object(text) or {}).get("decision") or "")
+    return "keep" if "keep" in text else "discard"
+
+
 _PROBABILITY_LABELS = ("Probability", "Final Probability", "Confidence", "Probability of correctness", "Answer")
 _PLAIN_PROBABILITY = re.compile(r"^\s*(?:probability\s*:\s*)?(?:0?\.\d+|0|1(?:\.0+)?)\s*\.?\s*$", re.I)
 
@@ -321,3 +405,28 @@ def parse_probability(raw: str, **_fields) -> Parsed[float]:
     value, note = read
     return lenient(value, "; ".join(notes + ([note] if note else []))
                    or "read the 'Probability:' line; ignored the rest of the reply")
+
+
+# [code]'s patterns, anchored at the start of a digit run: the same first match (a match can only start where its
+# run starts), without the quadratic backtracking of a long run of digits
+_RELEASED_DECIMAL = re.compile(r"(?<!\d)\d+\.\d+")
+_RELEASED_INTEGER_DOT = re.compile(r"(?<!\d)\d+\.")
+
+
+def released_probability(raw: str | None, structured: bool = False) -> float:
+    """``Probability: 0.xx`` as the paper reading reads it: the released code's rule (spec §3.6 step 3,
+    ``deal_fusion_probability`` applied, as ``run_llm_ours.fusion`` does, to the answer part of
+    ``deal_prediction_with_evidence``): a leading "probability: " (any case, with its space) dropped, the first
+    ``\\d+\\.\\d+`` ("0.85"), failing that the first ``\\d+\\.`` ("1." -> 1.0, "95." -> 95.0, not clamped), failing that
+    0.0. So "1", "95%", ".8", "0,8" and "7/10" are 0.0, and "8.5/10" is 8.5. ``structured`` [ours]: the schema's
+    "probability" field (0.0 when it is missing or not a number)."""
+    if structured:
+        value = (schema_object(raw or "") or {}).get("probability")
+        return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0.0
+    if raw is None:
+        return 0.0
+    text = _released_parts(raw)[0]
+    if text.lower().startswith("probability: "):
+        text = text[13:]
+    found = _RELEASED_DECIMAL.search(text) or _RELEASED_INTEGER_DOT.search(text)
+    return float(found.group(0)) if found else 0.0

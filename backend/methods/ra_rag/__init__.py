@@ -12,7 +12,8 @@ package, in the paper's order (``answering`` → ``voting`` → ``stage1`` → `
 * §3.3 / Algorithm 1 iterative reliability estimation -> ``stage1.estimate_reliability`` (numpy, no labels)
   and ``stage1.calibrate`` (the per-source answers of the calibration questions, asked concurrently), run
   as the method's dataset-level preparation (``RARAG.prepare``), with the released code's stable
-  initialisation (``stable_init=True``) and order-free ties (``ties="skip"``; see ``stage1``);
+  initialisation (``stable_init=True``) and order-free ties (``ties="skip"``, [ours]; ``ties="source_order"``
+  is the released code's behaviour; see ``stage1``);
 * §3.4 / Algorithm 2 κ-RRSS -> ``kappa_rrss``, then WMV over the selected sources;
 * App. I bidirectional-entailment answer clustering -> ``cluster_by_entailment`` (off by default).
 
@@ -24,6 +25,21 @@ Stage-1 weights reach the method through ``RunContext.prepared`` (a ``Reliabilit
 calls ``RARAG.prepare`` once per dataset + model + evidence mode + stage-1 parameters on a truth-stripped
 dataset and keeps the result in memory and on disk (``RARAG.prepare_key``). They are an unsupervised
 estimate, not ground truth.
+
+Two readings of each keyword reply (``backend.methods.reading``; the rules and their sources in ``parse``): each
+source's answer is one decision, read by both (``answering.tolerant_reading`` / ``answering.paper_reading``) and
+decided by ``ctx.readings.decide``. ``tolerant`` (default): f_align scores the answer ``parse_short_answer`` reads
+from the reply. ``paper``: f_align scores, and the vote counts, the reply as the released code passes it to its
+filter (``extract_final_answer``: lower case, "answer:" and articles deleted, a final "." dropped), IDK when it
+contains "i don't know". The entailment judgement (our yes/no prompt, no paper rule) is one rule for both
+(``Readings.same``). Stage 1 reads the calibration replies the same way, under its run's reading:
+
+* [ours] the reading is part of stage 1's key (``calibration_params``) only when it is ``paper``, so tolerant
+  keys, the shipped estimates' included, are unchanged and a paper run never reuses a tolerant estimate;
+* [ours] the calibration answers the other reading would read differently are counted in the estimate
+  (``ReliabilityEstimate.readings``: count and the first ``STAGE_EXAMPLES`` in calibration order), not on the
+  results of the questions it serves (their ``reading_differences`` are their own stage-2 decisions); the stage-2
+  trace's ``weights_note`` says how many there were. ``decisions_read`` of a result counts its own decisions only.
 
 [ours] choices (``docs/methods/ra_rag.md`` §8; each "§8.n" below is its item n):
 
@@ -44,9 +60,10 @@ estimate, not ground truth.
 * Stage 1 is blind to the order in which sources are listed: the first iteration (all v = 1) uses only
   questions with a clear majority (the released code's ``stable_initialization``, on by default), and a
   later tie under equal weights leaves that question without a pseudo-label for that iteration instead of
-  giving it to the first-listed source (``ties="skip"``; ``ties="source_order"`` and ``stable_init=False``
-  restore the released code's and the first release's behaviour). Stage 2 (one question) still breaks
-  exact ties by source index, as above.
+  giving it to the first-listed source (``ties="skip"``). ``ties="source_order"`` is the released code's
+  behaviour: a tie goes to the answer seen first in source order, so with ``stable_init=True`` it is the released
+  estimator (``iterative_weighted_majority_voting``); with ``stable_init=False`` as well it is this project's first
+  release. Stage 2 (one question) still breaks exact ties by source index, as above.
 * Calibration set: the first ``calibration_size`` (200, the paper's M1) questions of the dataset. On
   the bundled 200-question sets it is the whole set, so inspected questions were also calibration
   questions: transductive, but no label is used.

@@ -1,16 +1,22 @@
 """RA-RAG per-source answering: §3.1 keyword prompt, §3.2 misalignment filtration (f_align) and App. I
-bidirectional-entailment clustering. Shared by stage 1 (calibration) and stage 2 (one question)."""
+bidirectional-entailment clustering. Shared by stage 1 (calibration) and stage 2 (one question).
+
+Each source's reply is read two ways (``tolerant_reading``, ``paper_reading``; the rules and their sources in
+``parse``) and ``answer_source`` takes the run's reading through ``ctx.readings.decide``: one decision per source and
+question, compared by the vote key (the kept answer's cluster, None = IDK). The entailment judgement is read by one
+rule (``Readings.same``)."""
 
 from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from backend.answers import normalize
-from backend.llm.formats import is_idk, parse_short_answer, parse_yes_no
+from backend.llm.formats import Parsed, is_idk, parse_yes_no
 from backend.methods.base import RunContext, gather_all, passages_field
+from backend.methods.ra_rag.parse import read_paper, read_tolerant
 from backend.schema import Document, Question, RAEntailment, RASourceAnswer
 
 # --- §3.1 keyword-based system prompt --------------------------------------------------------------
@@ -73,9 +79,11 @@ class Alignment:
     reason: str | None = None          # why the answer is IDK
 
 
-def f_align(answer: str | None, texts: Sequence[str], threshold: float = 0.9) -> Alignment:
-    """Keep ``answer`` when the share of its unigrams found in the documents (clipped) is ≥ threshold."""
-    if answer is None or is_idk(answer):
+def f_align(answer: str | None, texts: Sequence[str], threshold: float = 0.9,
+            idk: Callable[[str], bool] = is_idk) -> Alignment:
+    """Keep ``answer`` when the share of its unigrams found in the documents (clipped) is ≥ threshold. ``idk``: the
+    reading's "I don't know" test (the paper reading has decided IDK before: ``parse.paper_reading``)."""
+    if answer is None or idk(answer):
         return Alignment(None, None, reason="model said I don't know")
     tokens = rouge1_tokens(answer)
     if not tokens or not normalize(answer):
@@ -94,9 +102,40 @@ def f_align(answer: str | None, texts: Sequence[str], threshold: float = 0.9) ->
     return Alignment(answer, precision, matched, unmatched)
 
 
+@dataclass(frozen=True)
+class SourceReading:
+    """One reading of one source's reply (``parse``): what was read, what f_align made of it, and the vote key."""
+
+    parsed: Parsed[str | None]
+    aligned: Alignment
+
+    @property
+    def cluster(self) -> str | None:
+        return normalize(self.aligned.answer) if self.aligned.answer else None
+
+    def shown(self) -> str:
+        if self.aligned.answer:
+            return self.aligned.answer
+        return f"I don't know ({self.aligned.reason})" if self.aligned.reason else "I don't know"
+
+
+def tolerant_reading(reply: str, texts: Sequence[str], threshold: float) -> SourceReading:
+    """The project's reading: f_align scores the answer ``parse_short_answer`` read from the reply."""
+    parsed = read_tolerant(reply)
+    return SourceReading(parsed, f_align(parsed.value, texts, threshold))
+
+
+def paper_reading(reply: str, texts: Sequence[str], threshold: float) -> SourceReading:
+    """The paper's reading: f_align scores the reply as the released code passes it (``parse.read_paper``); IDK is
+    the released code's test, already applied."""
+    parsed = read_paper(reply)
+    return SourceReading(parsed, f_align(parsed.value, texts, threshold, idk=lambda _: False))
+
+
 async def answer_source(question: Question, source: str, ctx: RunContext, *, top_k: int, threshold: float,
                         step: str, per_document: bool = False) -> RASourceAnswer:
-    """§3.1 + §3.2 for one source: evidence, keyword answer, parse, f_align, cluster key."""
+    """§3.1 + §3.2 for one source: evidence, keyword answer, both readings of the reply (one decision through
+    ``ctx.readings``), f_align, cluster key. The row shows the run's reading."""
     docs = source_documents(question, source, ctx, top_k, per_document)
     row = RASourceAnswer(source=source, rank=0, weight=0.0, queried=True, step=step,
                          documents=[d.id for d in docs])
@@ -104,14 +143,18 @@ async def answer_source(question: Question, source: str, ctx: RunContext, *, top
     if call is None:
         row.filter_reason = "no documents from this source (no model call)"
         return row
-    parsed = parse_short_answer(call.response or "")
-    aligned = f_align(parsed.value, [d.text for d in docs], threshold)
+    texts = [d.text for d in docs]
+    reply = call.response or ""
+    read = ctx.readings.decide(step, tolerant_reading(reply, texts, threshold), paper_reading(reply, texts, threshold),
+                               call_id=call.id, key=lambda r: r.cluster, show=SourceReading.shown,
+                               what=f"{source}'s answer")
+    parsed, aligned = read.parsed, read.aligned
     row.called, row.call_id, row.raw_answer = True, call.id, call.response
     row.parsed_answer, row.parse_note = parsed.value, parsed.note
     row.rouge1_precision = None if aligned.precision is None else round(aligned.precision, 4)
     row.matched_tokens, row.unmatched_tokens = aligned.matched, aligned.unmatched
     row.filtered_answer, row.filter_reason = aligned.answer, aligned.reason
-    row.cluster = normalize(aligned.answer) if aligned.answer else None
+    row.cluster = read.cluster
     return row
 
 
@@ -130,7 +173,7 @@ async def _entails(question: str, a: RASourceAnswer, b: RASourceAnswer, ctx: Run
         task="entailment", step="entailment", question=question,
         fields={"premise": a.filtered_answer, "hypothesis": b.filtered_answer},
         parents=[c for c in (a.call_id, b.call_id) if c], max_tokens=8)
-    parsed = parse_yes_no(call.response or "")
+    parsed = ctx.readings.same("entailment", parse_yes_no(call.response or ""), call_id=call.id)  # parse: one rule
     return RAEntailment(premise=a.filtered_answer or "", hypothesis=b.filtered_answer or "",
                         entails=parsed.value, call_id=call.id, parse_note=parsed.note)
 

@@ -13,16 +13,21 @@ from backend.methods.ra_rag.answering import (ENTAILMENT_PROMPT, KEYWORD_SYSTEM,
                                               keyword_prompt)
 from backend.methods.ra_rag.stage1 import CACHE_FOLDER, TIES, Ties, calibrate, calibration_key
 from backend.methods.ra_rag.voting import Vote, kappa_rrss, rank_sources, weighted_vote
-from backend.schema import Dataset, Question, RARAGTrace, RASourceAnswer, RAVote, RAWalkStep, ReliabilityEstimate
+from backend.methods.reading import DEFAULT_READING, Reading, other
+from backend.schema import (Dataset, Question, RARAGTrace, RASourceAnswer, RAVote, RAWalkStep, ReliabilityEstimate,
+                            StageReadings)
 from backend.methods.ra_rag.story import ra_rag_story
 from backend.methods.spec import MethodSpec, register
 
 Variant = Literal["rrss", "wmv", "mv", "oracle_wmv"]
+#: Stage-1 reading differences kept as examples in the estimate (the count covers all of them).
+STAGE_EXAMPLES = 20
 VARIANTS: tuple[str, ...] = ("rrss", "wmv", "mv", "oracle_wmv")
 
 
 class RARAG(Method):
-    """RA-RAG (see the package docstring for the paper's steps and every [ours] choice)."""
+    """RA-RAG (see the package docstring for the paper's steps and every [ours] choice). ``ties``: stage 1's tie rule,
+    ``"skip"`` ([ours], default: order-free) or ``"source_order"`` (the released code's behaviour)."""
 
     name = "ra_rag"
     steps = ("source_answer", "compare_answer", "calibration_answer", "entailment")
@@ -48,11 +53,17 @@ class RARAG(Method):
         self.stable_init, self.ties = stable_init, ties
         self.true_reliability = dict(true_reliability) if true_reliability else None
 
-    def calibration_params(self) -> dict[str, Any]:
-        """Everything stage 1's result depends on besides data, model and evidence mode."""
-        return {"top_k": self.top_k, "align_threshold": self.align_threshold, "clustering": self.clustering,
-                "max_iter": self.max_iter, "scale": self.scale, "stable_init": self.stable_init, "ties": self.ties,
-                "prompt_sha256": hashlib.sha256(KEYWORD_SYSTEM.encode()).hexdigest()[:16]}
+    def calibration_params(self, reading: Reading = DEFAULT_READING) -> dict[str, Any]:
+        """Everything stage 1's result depends on besides data, model and evidence mode. The reading of the
+        calibration replies decides which answers f_align keeps, so it is one of them; [ours] it is written only
+        when it is not the default (``tolerant``), so the keys of existing estimates (the shipped ones included)
+        stay valid and a ``paper`` run never reuses a tolerant estimate."""
+        params = {"top_k": self.top_k, "align_threshold": self.align_threshold, "clustering": self.clustering,
+                  "max_iter": self.max_iter, "scale": self.scale, "stable_init": self.stable_init, "ties": self.ties,
+                  "prompt_sha256": hashlib.sha256(KEYWORD_SYSTEM.encode()).hexdigest()[:16]}
+        if reading != DEFAULT_READING:
+            params["reading"] = reading
+        return params
 
     async def _answer(self, q: Question, source: str, ctx: RunContext, step: str, per_document: bool = False):
         return await answer_source(q, source, ctx, top_k=self.top_k, threshold=self.align_threshold,
@@ -68,7 +79,7 @@ class RARAG(Method):
         if not dataset.multi_source:
             return None
         return calibration_key(self.calibration_questions(dataset), dataset.source_names(),
-                               ctx.client.identity, ctx.evidence_mode, self.calibration_params())
+                               ctx.client.identity, ctx.evidence_mode, self.calibration_params(ctx.readings.reading))
 
     async def prepare(self, dataset: Dataset, ctx: RunContext, on_progress: Progress | None = None
                       ) -> ReliabilityEstimate:
@@ -78,18 +89,38 @@ class RARAG(Method):
 
     async def calibrate(self, questions: Sequence[Question], sources: Sequence[str], ctx: RunContext,
                         on_progress: Progress | None = None, dataset: str = "") -> ReliabilityEstimate:
-        """Stage 1 on explicit unlabelled ``questions`` and ``sources`` (``stage1.calibrate``)."""
+        """Stage 1 on explicit unlabelled ``questions`` and ``sources`` (``stage1.calibrate``), the replies read
+        by ``ctx.readings``; the calibration answers the other reading would read differently are counted in the
+        estimate (``ReliabilityEstimate.readings``), not on any question's result: the estimate serves them all."""
         cluster = None
         if self.clustering == "entailment":
             async def cluster(q: Question, row: list[RASourceAnswer]):
                 return await cluster_by_entailment(q.question, row, ctx)
-        est = await calibrate(questions, sources, ctx, lambda q, s: self._answer(q, s, ctx, "calibration_answer"),
-                              cluster=cluster, params=self.calibration_params(), scale=self.scale,
+        readings = ctx.readings
+        decisions, first = readings.decisions, len(readings.differences)
+        position: dict[str, tuple[int, int]] = {}       # call id -> (question, source): the examples' order
+        order = {q.id: i for i, q in enumerate(questions)}
+        names = {s: i for i, s in enumerate(sources)}
+
+        async def answer(q: Question, s: str) -> RASourceAnswer:
+            row = await self._answer(q, s, ctx, "calibration_answer")
+            if row.call_id:
+                position[row.call_id] = (order[q.id], names[s])
+            return row
+
+        params = self.calibration_params(readings.reading)
+        est = await calibrate(questions, sources, ctx, answer, cluster=cluster, params=params, scale=self.scale,
                               max_iter=self.max_iter, stable_init=self.stable_init, ties=self.ties,
                               on_progress=on_progress)
-        key = calibration_key(questions, sources, ctx.client.identity, ctx.evidence_mode,
-                              self.calibration_params())
-        return est.model_copy(update={"dataset": dataset, "model": ctx.client.config.model, "key": key})
+        key = calibration_key(questions, sources, ctx.client.identity, ctx.evidence_mode, params)
+        differ = readings.differences[first:]
+        summary = None
+        if differ:
+            differ = sorted(differ, key=lambda d: position.get(d.call_id or "", (len(order), 0)))
+            summary = StageReadings(reading=readings.reading, decisions=readings.decisions - decisions,
+                                    differences=len(differ), examples=differ[:STAGE_EXAMPLES])
+        return est.model_copy(update={"dataset": dataset, "model": ctx.client.config.model, "key": key,
+                                      "readings": summary})
 
     # -- stage 2 ------------------------------------------------------------------------------------
 
@@ -114,9 +145,23 @@ class RARAG(Method):
         note = (f"stage 1 on {est.questions} unlabelled calibration questions of {est.dataset or 'the dataset'} "
                 f"({est.model or 'model'}, evidence {est.evidence_mode}; {est.iterations} iterations, "
                 f"{'converged' if est.converged else 'stopped at a cycle' if est.cycle else 'not converged'})")
+        if est.readings is not None and est.readings.differences:
+            r = est.readings
+            note += (f"; {r.differences} of its {r.decisions} calibration answers would be read differently by the "
+                     f"{other(r.reading)} reading")
         return names, {s: weights.get(s, 0.0) for s in names}, estimated, False, note
 
     async def _run(self, question: Question, ctx: RunContext) -> Outcome:
+        first = len(ctx.readings.differences)
+        outcome = await self._answer_question(question, ctx)
+        # [ours] the sources are asked concurrently, so their reading differences were recorded in completion order:
+        # put this question's in walk order (a result must not depend on timing)
+        rank = {s.call_id: s.rank for s in outcome.trace.sources if s.call_id}
+        ctx.readings.differences[first:] = sorted(ctx.readings.differences[first:],
+                                                  key=lambda d: rank.get(d.call_id, len(rank) + 1))
+        return outcome
+
+    async def _answer_question(self, question: Question, ctx: RunContext) -> Outcome:
         names, weights, estimated, per_doc, note = self._setting(question, ctx)
         variant = "mv" if per_doc else self.variant
         ranked = names if per_doc else rank_sources(names, weights)
@@ -290,6 +335,7 @@ def estimate_prepare(method: RARAG, dataset: Dataset, sizes: Sizes) -> CallEstim
 
 SPEC = register(MethodSpec(
     RARAG, RARAGTrace, title="RA-RAG", color="#1565c0", order=10, estimate=estimate,
+    paper_metric='squad_em',  # its paper's own metric (backend.scoring.PAPER_METRICS)
     estimate_prepare=estimate_prepare, story=ra_rag_story,
     description="estimates each source's reliability without labels, then asks the most reliable sources and "
                 "takes their weighted vote",

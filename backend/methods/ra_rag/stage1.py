@@ -20,7 +20,11 @@ in source order, so the estimate can still depend on the order in which sources 
 answers tie exactly under the current weights (sources with equal ŵ). ``ties="skip"`` (default) gives such a
 question no pseudo-label in that iteration: it counts neither for nor against any source (excluded from eq. 4's
 numerator and denominator alike, as stable initialisation excludes its questions), so the estimate does not
-depend on source order at all. ``ties="source_order"`` reproduces the released code number for number.
+depend on source order at all. ``ties="source_order"`` is the released code's behaviour: the tied question goes to
+the answer seen first in source order, and with ``stable_init=True`` the estimate is the released estimator's.
+
+The calibration replies are read by the run's reading (``backend.methods.reading``; ``answering.answer_source``):
+the reading is part of ``calibration_key`` through the method's ``calibration_params`` when it is ``paper``.
 """
 
 from __future__ import annotations

@@ -89,6 +89,8 @@ class AstuteTrace(Trace):
     passages: list[AstutePassage] = Field(default_factory=list)   # D0 in prompt order
     rounds: list[AstuteRound] = Field(default_factory=list)
     final_answers: list[str] = Field(default_factory=list)        # empty: abstained (or nothing parsed)
+    #: how the final answer was read (``parse.parse_answer`` / ``parse_answer_paper``); "top_candidate" (the most
+    #: confident candidate, picked by the reader) is no longer produced and is kept for older saved traces
     answer_parse: Literal["tag", "label", "top_candidate", "last_line", "failed", "skipped"] = "failed"
     final_groups: list[str | None] = Field(default_factory=list)  # per final answer: the group it came from
     rationale: str = ""            # the model's Step 3 text (why it picked that answer)

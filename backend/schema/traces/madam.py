@@ -30,6 +30,9 @@ class MadamTurn(StrictModel):
     changed: bool | None = None    # vs its previous round's answer (None in round 1), docs/methods/madam.md §8.4
     previous_answer: str | None = None
     call_id: str | None = None
+    #: the answer as the released code slices it out of the reply, verbatim ("3,559."): what the paper reading's stop
+    #: test compares (``madam.released_slice``; None in traces recorded before the two readings)
+    released_answer: str | None = None
 
 
 class MadamAggregation(StrictModel):

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, model_serializer
 
 from backend.schema.base import StrictModel
+from backend.schema.result import ReadingDifference
 from backend.schema.trace import Trace
 
 
@@ -28,6 +29,17 @@ class ReliabilityIteration(StrictModel):
     weights: list[float]               # v after this iteration, in ``ReliabilityEstimate.sources`` order
     estimated: list[float | None]      # ŵ after this iteration
     changed: int                       # pseudo-labels that differ from the previous iteration (1st: all M)
+
+
+class StageReadings(StrictModel):
+    """How stage 1 read its calibration replies (``backend.methods.reading``): the estimate serves every question,
+    so the calibration answers the other reading would read differently are counted here, not on a question's
+    result (``MethodResult.reading_differences`` holds the question's own decisions only)."""
+
+    reading: Literal["tolerant", "paper"]
+    decisions: int                     # calibration replies read (one decision each: a source's answer, or a judgement)
+    differences: int                   # of which the other reading would have read differently
+    examples: list[ReadingDifference] = Field(default_factory=list)  # the first ones, in calibration order
 
 
 class ReliabilityEstimate(StrictModel):
@@ -52,6 +64,18 @@ class ReliabilityEstimate(StrictModel):
     cache_hits: int = 0
     seconds: float = 0.0
     key: str = ""                      # the on-disk cache key
+    #: the calibration answers the other reading would read differently; None when there are none (and in
+    #: estimates made before readings were recorded). The estimate's own reading is ``params["reading"]`` (absent:
+    #: tolerant). Left out of the serialised form when None, so estimates without differences (the shipped ones)
+    #: are stored as before.
+    readings: StageReadings | None = None
+
+    @model_serializer(mode="wrap")
+    def _without_empty_readings(self, handler):
+        data = handler(self)
+        if self.readings is None and isinstance(data, dict):
+            data.pop("readings", None)
+        return data
 
     def weights(self) -> dict[str, float]:
         return {s.name: s.weight for s in self.sources}
