@@ -280,11 +280,13 @@ def add_other_reading(summary: dict[str, Any], runner, others: dict[Pair, Method
     """Each method's ``other_reading`` entry of ``summary``: the other reading's metrics over the rows it could run."""
     from backend.methods.reading import other
 
+    theirs_reading = other(runner.reading)
+    others = {k: r for k, r in others.items() if r.reading == theirs_reading}  # rows of that reading only
     other_summary = summarize(runner.dataset, {k: r for k, r in others.items() if not not_replayed(r)},
                               methods=list(summary["methods"]), questions=questions)
     for m, entry in summary["methods"].items():
         theirs = other_summary["methods"][m]
-        entry["other_reading"] = {"reading": other(runner.reading),
+        entry["other_reading"] = {"reading": theirs_reading,
                                   "scores": {k: theirs[k] for k in Scores.model_fields if k in theirs},
                                   "risk": theirs.get("risk"),
                                   "not_replayed": sum(not_replayed(r) for (q, mm), r in others.items() if mm == m)}
@@ -360,6 +362,11 @@ def _run_pending(runner, questions: list[Question], methods: list[str], out: Pat
         d, m = sorted(other, key=str)[0]
         raise EvaluationError(f"{path}: holds results of dataset {d!r} with model {m!r}, not {dataset!r} with "
                               f"{model!r}; choose another folder")
+    reading = getattr(runner, "reading", "tolerant")
+    read_otherwise = sorted({str(_row_reading(r)) for r in rows} - {reading})
+    if read_otherwise:  # one reading per folder: a summary of mixed rows would say neither
+        raise EvaluationError(f"{path}: holds results read {read_otherwise[0]!r}, not {reading!r}; resume with "
+                              f"--reading {read_otherwise[0]} or choose another folder")
     done, _ = load_results(path)
     todo: dict[str, list[str]] = {}
     for q in questions:
@@ -396,6 +403,12 @@ def _run_pending(runner, questions: list[Question], methods: list[str], out: Pat
             notes.append(f"{OWNER_GONE}; {len(left)} question{'' if len(left) == 1 else 's'} not finished "
                          "(resume to continue: the replies received are cached)")
     return results, notes
+
+
+def _row_reading(row: dict[str, Any]) -> Any:
+    """How a results row's replies were read (a row written before readings: tolerant)."""
+    result = row.get("result")
+    return result.get("reading", "tolerant") if isinstance(result, dict) else "tolerant"
 
 
 def _stopped(budget: Budget | None, notes: list[str]) -> str | None:

@@ -82,7 +82,7 @@ def runner_spec(runner, methods: list[str]) -> dict[str, Any]:
     return {"llm": runner.llm.model_dump(mode="json"),
             "cache": str(runner.cache.path) if runner.cache is not None else None,
             "evidence_mode": runner.evidence_mode, "top_k": runner.top_k, "method_params": runner.method_params,
-            "chroma_url": runner.chroma_url, "prepared": prepared}
+            "chroma_url": runner.chroma_url, "reading": runner.reading, "prepared": prepared}
 
 
 def build_runner(dataset, spec: dict[str, Any]):
@@ -93,7 +93,8 @@ def build_runner(dataset, spec: dict[str, Any]):
 
     runner = Runner(dataset, llm=LLMConfig.model_validate(spec["llm"]),
                     cache=CallCache(spec["cache"]) if spec["cache"] else None, evidence_mode=spec["evidence_mode"],
-                    top_k=spec["top_k"], method_params=spec["method_params"], chroma_url=spec["chroma_url"])
+                    top_k=spec["top_k"], method_params=spec["method_params"], chroma_url=spec["chroma_url"],
+                    reading=spec.get("reading", "tolerant"))  # how the driver's run reads replies
     for name, found in spec["prepared"].items():
         artefact = runner.method(name).prepared_type.model_validate(found["artefact"])
         runner.adopt_prepared(name, artefact, Preparation.model_validate(found["preparation"]))

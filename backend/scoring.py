@@ -254,11 +254,13 @@ RISK_METRIC_NAME = "risk / coverage"
 
 
 def paper_score(key: str, answers: list[str], question: Question, abstained: bool) -> float | None:
-    """``PAPER_METRICS[key]`` of one answer list; on a question labelled unanswerable (no gold answers) an abstention
-    is right (1) and anything else wrong (0), as BRIDGE scores its refuse-to-answer items; None without gold answers
-    otherwise."""
+    """``PAPER_METRICS[key]`` of one answer list; on a question labelled unanswerable (no gold answers) or whose gold
+    answer is "I don't know" (BRIDGE's refuse-to-answer items) an abstention is right (1) and anything else wrong (0),
+    as BRIDGE scores those items; None without gold answers otherwise."""
     if not question.gold_answers:
         return (1.0 if abstained else 0.0) if question.meta.get("unanswerable") else None
+    if all(is_idk(g) for g in question.gold_answers):  # BRIDGE's refuse-to-answer items: the gold option is "I don't
+        return 1.0 if abstained else 0.0           # know", so refusing is right there and only there (bridge.md §6)
     return PAPER_METRICS[key].score(answers, question)
 
 

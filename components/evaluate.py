@@ -97,8 +97,10 @@ def own_metric_value(key: str | None, scores: Scores, risk: RiskSummary | None) 
 
 def run_reading(m: MethodSummary) -> str:
     """The reading a method's rows were read with (a summary written before readings were kept: tolerant, what its
-    readers did)."""
-    return m.reading or "tolerant"
+    readers did). A value from a file that is no reading (``backend.methods.reading.READINGS``, "mixed") is shown as
+    "unknown": it reaches captions, and file data is never Markdown."""
+    reading = m.reading or "tolerant"
+    return reading if reading in (*READINGS, "mixed") else "unknown"
 
 
 def by_reading(m: MethodSummary) -> dict[str, tuple[str, str]]:

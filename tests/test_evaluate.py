@@ -19,6 +19,7 @@ from backend.llm.client import LLMConfig
 from backend.llm.providers import scripted
 from backend.paths import SAMPLE_DATA
 from backend.runner import Runner
+from backend.schema import MethodResult
 from tests.conftest import ROOT
 
 METHODS = ["no_rag", "vanilla_rag"]
@@ -323,6 +324,31 @@ def test_without_a_reply_cache_the_other_reading_is_not_run_and_the_summary_says
     assert asked == 6 and not (tmp_path / "out" / "other_reading").exists()
     assert all("other_reading" not in summary["methods"][m] for m in METHODS)
     assert any(n.startswith("other reading not run: this run has no reply cache") for n in summary["notes"])
+
+
+def test_a_folder_holds_one_reading(tiny, tmp_path):
+    """A resume with another --reading is refused, as one with another model is: the folder's rows (and its
+    other_reading/ rows) would mix readings and the summary would say neither."""
+    out = tmp_path / "out"
+    with scripted(_script()):
+        evaluate(_runner(tiny), tiny.questions[:2], METHODS, out)
+        paper = Runner(tiny, llm=LLMConfig(model="scripted/x", num_retries=0), reading="paper")
+        with pytest.raises(EvaluationError, match="holds results read 'tolerant', not 'paper'"):
+            evaluate(paper, tiny.questions, METHODS, out, resume=True)
+        resumed = evaluate(_runner(tiny), tiny.questions, METHODS, out, resume=True)
+    assert all(resumed["methods"][m]["reading"] == "tolerant" and resumed["methods"][m]["n"] == 3 for m in METHODS)
+
+
+def test_the_other_reading_counts_only_rows_of_that_reading(tiny):
+    from backend.evaluate import add_other_reading, summarize
+
+    results = {(q.id, m): MethodResult(method=m, question_id=q.id, answers=["Ann"], reading="tolerant")
+               for q in tiny.questions for m in METHODS}
+    summary = summarize(tiny, results, methods=METHODS)
+    add_other_reading(summary, Runner(tiny), dict(results), tiny.questions)  # stale rows read tolerant, not paper
+    for m in METHODS:
+        assert summary["methods"][m]["other_reading"]["reading"] == "paper"
+        assert summary["methods"][m]["other_reading"]["scores"]["n"] == 0
 
 
 def test_a_summary_written_before_the_papers_metrics_still_loads():

@@ -109,3 +109,19 @@ def test_a_worker_runner_is_built_from_plain_data_and_adopts_the_drivers_stage_1
         other.adopt_prepared("ra_rag", driver.prepared("ra_rag"), driver.preparation("ra_rag"))
     with pytest.raises(EvaluationError, match="never sends API keys"):
         runner_spec(Runner(ds, api_key="sk-not-sent"), ["no_rag"])
+
+
+def test_a_worker_reads_replies_as_the_driver_does():
+    """The reading travels with the runner's description: a paper-reading run is read the paper's way on every worker
+    (and a worker's runner asks for the same stage-1 artefact key as the driver's)."""
+    from backend.data import load_dataset
+    from backend.evaluate_ray import build_runner, runner_spec
+    from backend.llm.client import LLMConfig
+    from backend.runner import Runner
+
+    ds = load_dataset(SAMPLE_DATA / "ramdocs_dev")
+    for reading in ("tolerant", "paper"):
+        spec = runner_spec(Runner(ds, llm=LLMConfig(cache_mode="off"), reading=reading), ["no_rag"])
+        assert spec["reading"] == reading and build_runner(ds, spec).reading == reading
+    older = {k: v for k, v in spec.items() if k != "reading"}  # a spec from a driver before readings
+    assert build_runner(ds, older).reading == "tolerant"

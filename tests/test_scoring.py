@@ -308,3 +308,14 @@ def test_paper_score_on_an_unanswerable_question_rewards_abstaining():
         "squad_em": 1.0, "squad_f1": 1.0, "gold_in_response": 1.0, "ramdocs_em": 1.0}
     assert {k: paper_score(k, [], answerable, abstained=True) for k in PAPER_METRICS} == dict.fromkeys(PAPER_METRICS,
                                                                                                         0.0)
+
+
+def test_a_refusal_is_right_on_a_refuse_to_answer_item_by_every_papers_metric():
+    """BRIDGE's RA items have the gold option "I don't know": refusing is counted right there (bridge.md §6)."""
+    from backend.scoring import PAPER_METRICS, paper_score
+
+    q = Question(id="ra", question="Who won?", documents=[], gold_answers=["I don't know"], meta={"scenario": "RA"})
+    for key in PAPER_METRICS:
+        assert paper_score(key, [], q, abstained=True) == 1.0
+        assert paper_score(key, ["I don't know"], q, abstained=True) == 1.0
+        assert paper_score(key, ["571"], q, abstained=False) == 0.0
