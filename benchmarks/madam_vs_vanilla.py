@@ -33,15 +33,9 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from backend.evaluate import own_metric  # noqa: E402
 from backend.scoring import (PAPER_METRICS, accuracy, paper_score, precision_recall_f1, refused,  # noqa: E402
                              strict_em)
-
-
-def own_metric(method: str) -> str | None:
-    """The key of the method's own paper's metric (``MethodSpec.paper_metric``), None for one no paper scores."""
-    from backend.methods import SPECS
-
-    return SPECS[method].paper_metric if method in SPECS else None
 
 
 def score(rows: list[dict], method: str | None = None) -> dict:

@@ -9,20 +9,13 @@ RC-RAG's own is risk and coverage, of which one question gives its fold: AK, AD,
 
 from __future__ import annotations
 
-from backend.methods import SPECS
+from backend.evaluate import own_metric  # one lookup of MethodSpec.paper_metric, the summary's
 from backend.schema import MethodResult, Question
 from backend.scoring import PAPER_METRICS, RISK_METRIC_NAME, paper_score, refused, risk_fold, verdict
 
 #: What each RC-RAG fold means for one question (docs/methods/counterfactual.md §5.1).
 FOLD_WORDS = {"AK": "a right answer kept", "AD": "a right answer discarded", "UK": "a wrong answer kept",
               "UD": "a wrong answer discarded"}
-
-
-def own_metric(method: str) -> str | None:
-    """The key of the method's own paper's metric (a ``PAPER_METRICS`` key, or "risk" for RC-RAG); None for a method
-    no paper scores."""
-    spec = SPECS.get(method)
-    return spec.paper_metric if spec else None
 
 
 def paper_metrics(result: MethodResult, question: Question) -> dict[str, float | None]:
